@@ -1,0 +1,87 @@
+package contracts
+
+import (
+	"context"
+	"time"
+)
+
+// Queue names, one per phase (each with a dead-letter queue Name+"-dlq").
+const (
+	QueueModel  = "model"
+	QueueTools  = "tools"
+	QueueCommit = "commit"
+)
+
+// DLQ returns the dead-letter queue of a queue.
+func DLQ(queue string) string { return queue + "-dlq" }
+
+// Message is a wake-up, never an instruction: the handler re-reads the
+// journal and acts on what it says.
+type Message struct {
+	Kind         string `json:"kind"` // the queue it targets: model | tools | commit
+	SessionID    string `json:"session_id"`
+	SubmissionID string `json:"submission_id"`
+	Step         int    `json:"step"`
+	Phase        Phase  `json:"phase"`
+	Version      int64  `json:"version"`
+	// Nonce distinguishes deliberate re-drives (repair) of the same state.
+	Nonce string `json:"nonce,omitempty"`
+}
+
+// Delivery is a received message with its receipt.
+type Delivery struct {
+	Message      Message
+	ID           string
+	Receipt      string
+	ReceiveCount int
+}
+
+// Queue has SQS FIFO semantics as cairn uses them:
+//   - Send groups by Message.SessionID (MessageGroupId) and deduplicates on
+//     DedupID (submission/step/phase/version[/nonce]) within a window: a
+//     duplicate send is accepted and dropped.
+//   - Receive returns up to max visible messages and hides them for
+//     visibility; within one group, no message is delivered while an earlier
+//     one of that group is in flight, so a group is processed in order.
+//   - Delete acknowledges; Release makes an in-flight message visible again
+//     (a batch item failure).
+//   - A message received more than the configured maximum is moved to the
+//     queue's DLQ (DLQ(queue)), which is itself receivable.
+type Queue interface {
+	Send(ctx context.Context, queue string, m Message) error
+	Receive(ctx context.Context, queue string, max int, visibility time.Duration) ([]Delivery, error)
+	Delete(ctx context.Context, queue string, receipt string) error
+	Release(ctx context.Context, queue string, receipt string) error
+}
+
+// DedupID is the FIFO deduplication id: submission/step/phase/version, plus
+// the nonce of a deliberate re-drive.
+func (m Message) DedupID() string {
+	id := m.SubmissionID + "/" + itoa(int64(m.Step)) + "/" + string(m.Phase) + "/" + itoa(m.Version) + "/" + m.Kind
+	if m.Nonce != "" {
+		id += "/" + m.Nonce
+	}
+	return id
+}
+
+func itoa(n int64) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

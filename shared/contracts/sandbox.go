@@ -1,0 +1,137 @@
+package contracts
+
+import (
+	"context"
+	"time"
+)
+
+// FileInfo describes one workspace entry. Path is workspace-relative with
+// forward slashes.
+type FileInfo struct {
+	Path    string    `json:"path"`
+	Size    int64     `json:"size"`
+	IsDir   bool      `json:"is_dir"`
+	Mode    uint32    `json:"mode"`
+	ModTime time.Time `json:"mod_time"`
+}
+
+// ReadFileRequest reads Limit bytes from Offset (Limit 0 = up to the cap).
+type ReadFileRequest struct {
+	Path   string `json:"path"`
+	Offset int64  `json:"offset,omitempty"`
+	Limit  int64  `json:"limit,omitempty"`
+}
+
+// ReadFileResult carries the content; Truncated when more remains.
+type ReadFileResult struct {
+	Content   string `json:"content"`
+	Size      int64  `json:"size"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+// WriteFileRequest creates or replaces a file (parents created).
+type WriteFileRequest struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	Append  bool   `json:"append,omitempty"`
+	CallID  string `json:"call_id,omitempty"`
+}
+
+// EditFileRequest replaces Old with New; Old must occur exactly once unless
+// All is set.
+type EditFileRequest struct {
+	Path   string `json:"path"`
+	Old    string `json:"old"`
+	New    string `json:"new"`
+	All    bool   `json:"all,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+}
+
+// EditFileResult reports how many occurrences were replaced.
+type EditFileResult struct {
+	Replacements int `json:"replacements"`
+}
+
+// GrepRequest searches file contents under Path (default ".") for the RE2
+// Pattern, optionally restricted to files matching Glob.
+type GrepRequest struct {
+	Pattern    string `json:"pattern"`
+	Path       string `json:"path,omitempty"`
+	Glob       string `json:"glob,omitempty"`
+	MaxMatches int    `json:"max_matches,omitempty"`
+}
+
+// GrepMatch is one matching line.
+type GrepMatch struct {
+	Path string `json:"path"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// GrepResult lists matches; Truncated when MaxMatches was reached.
+type GrepResult struct {
+	Matches   []GrepMatch `json:"matches"`
+	Truncated bool        `json:"truncated,omitempty"`
+}
+
+// ExecRequest runs Command with `bash -c` in the workspace (Dir relative to
+// it). Timeout 0 = the sandbox default.
+type ExecRequest struct {
+	Command string        `json:"command"`
+	Dir     string        `json:"dir,omitempty"`
+	Stdin   string        `json:"stdin,omitempty"`
+	Timeout time.Duration `json:"timeout,omitempty"`
+	CallID  string        `json:"call_id,omitempty"`
+}
+
+// RunScriptRequest runs Source with the named interpreter ("python").
+type RunScriptRequest struct {
+	Language string        `json:"language"`
+	Source   string        `json:"source"`
+	Timeout  time.Duration `json:"timeout,omitempty"`
+	CallID   string        `json:"call_id,omitempty"`
+}
+
+// ExecResult is a finished command. TimedOut: the process group was killed
+// at the deadline. Truncated: output exceeded the cap (a marker is appended).
+type ExecResult struct {
+	ExitCode  int           `json:"exit_code"`
+	Stdout    string        `json:"stdout"`
+	Stderr    string        `json:"stderr"`
+	TimedOut  bool          `json:"timed_out,omitempty"`
+	Truncated bool          `json:"truncated,omitempty"`
+	Duration  time.Duration `json:"duration"`
+}
+
+// SandboxAPI is the boundary tools run behind (DESIGN §6): the same eleven
+// methods for the local directory, the remote client and sandboxd.
+//
+// Contract (checked by the sandboxtest conformance suite):
+//   - Every path is workspace-relative; "..", absolute paths and symlinks
+//     resolving outside the workspace are refused with ErrPermission.
+//   - Missing files → ErrNotFound; bad input → ErrInvalid; payloads or reads
+//     over the cap → ErrTooLarge (or Truncated where the result says so).
+//   - Exec/RunScript run in their own process group with a timeout that
+//     kills the group; the environment is scrubbed of the runtime's secrets.
+//     A non-zero exit is a result, not an error.
+type SandboxAPI interface {
+	ReadFile(ctx context.Context, r ReadFileRequest) (ReadFileResult, error)
+	WriteFile(ctx context.Context, r WriteFileRequest) error
+	EditFile(ctx context.Context, r EditFileRequest) (EditFileResult, error)
+	ListDir(ctx context.Context, path string) ([]FileInfo, error)
+	Stat(ctx context.Context, path string) (FileInfo, error)
+	Remove(ctx context.Context, path string, recursive bool) error
+	MakeDir(ctx context.Context, path string) error
+	Glob(ctx context.Context, pattern string) ([]string, error)
+	Grep(ctx context.Context, r GrepRequest) (GrepResult, error)
+	Exec(ctx context.Context, r ExecRequest) (ExecResult, error)
+	RunScript(ctx context.Context, r RunScriptRequest) (ExecResult, error)
+}
+
+// SandboxProvider places a session's sandbox. Acquire returns the session's
+// sandbox, creating it if needed; it is idempotent per session and spec.
+// Release frees it (files may be kept for the next Acquire).
+type SandboxProvider interface {
+	Acquire(ctx context.Context, sessionID string, spec SandboxSpec) (SandboxAPI, error)
+	Release(ctx context.Context, sessionID string) error
+}

@@ -1,0 +1,80 @@
+package contracts
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Decision is a permission outcome for one tool call.
+type Decision string
+
+const (
+	Allow Decision = "allow"
+	Ask   Decision = "ask"
+	Deny  Decision = "deny"
+)
+
+// CommandRule matches a bash command (glob pattern over the whole command
+// line, `*` matches any run of characters) to a decision. First match wins.
+type CommandRule struct {
+	Pattern  string   `json:"pattern"`
+	Decision Decision `json:"decision"`
+}
+
+// Policy is a session's permission policy. Tools maps a tool name to a
+// decision; Bash refines the `bash` tool per command; Default applies to
+// anything unmatched ("allow" when empty). An invalid policy denies.
+type Policy struct {
+	Default Decision            `json:"default,omitempty"`
+	Tools   map[string]Decision `json:"tools,omitempty"`
+	Bash    []CommandRule       `json:"bash,omitempty"`
+	// ApprovalTimeoutSeconds: a parked approval not decided within this
+	// time is denied by repair (0 = 24h).
+	ApprovalTimeoutSeconds int `json:"approval_timeout_seconds,omitempty"`
+}
+
+// Limits bound one turn. Zero means the runtime default.
+type Limits struct {
+	MaxSteps       int `json:"max_steps,omitempty"`
+	MaxTokens      int `json:"max_tokens,omitempty"`
+	MaxWallSeconds int `json:"max_wall_seconds,omitempty"`
+}
+
+// ToolConfig names a tool from the registry and carries its per-session
+// configuration. ReadOnly, when set, declares that this binding has no side
+// effects, so recovery may re-run it (used for e.g. a bash binding that only
+// inspects).
+type ToolConfig struct {
+	Name     string          `json:"name"`
+	Config   json.RawMessage `json:"config,omitempty"`
+	ReadOnly *bool           `json:"read_only,omitempty"`
+}
+
+// SandboxSpec chooses where a session's tools run.
+type SandboxSpec struct {
+	Kind string `json:"kind,omitempty"` // "local" (default)
+}
+
+// SessionSpec is everything needed to rebuild a session's toolset and model
+// binding in any process: names and config only, never live objects.
+type SessionSpec struct {
+	Model   string       `json:"model,omitempty"` // "provider:model", e.g. "scripted:demo"
+	System  string       `json:"system,omitempty"`
+	Tools   []ToolConfig `json:"tools,omitempty"`
+	Policy  Policy       `json:"policy,omitempty"`
+	Limits  Limits       `json:"limits,omitempty"`
+	Sandbox SandboxSpec  `json:"sandbox,omitempty"`
+}
+
+// Session is a conversation: a spec, a transcript head, and the submission
+// currently running (Active; submissions of a session run one at a time).
+type Session struct {
+	ID        string      `json:"id"`
+	Owner     string      `json:"owner,omitempty"`
+	Spec      SessionSpec `json:"spec"`
+	Head      string      `json:"head,omitempty"`
+	Active    string      `json:"active,omitempty"`
+	Version   int64       `json:"version"`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
+}

@@ -1,0 +1,121 @@
+package contracts
+
+import (
+	"context"
+	"time"
+)
+
+// JournalStore persists sessions, submissions and tool records.
+//
+// Contract (every adapter, checked by the journaltest conformance suite):
+//   - Create* are create-if-absent. CreateSession on an existing id returns
+//     ErrExists. CreateSubmission is idempotent on (session, idempotency
+//     key): a second create with the same key returns the first record and
+//     created=false, whatever else differs.
+//   - Update* are conditional on the caller's expected version: the write
+//     happens only if the stored version equals expected, and stores
+//     expected+1 (the returned record carries it). Otherwise ErrConflict
+//     (ErrNotFound if absent). A losing writer never overwrites.
+//   - MarkToolStarted and PutToolResult are create-if-absent: repeating them
+//     is harmless and the first result written wins.
+//   - Safe for concurrent use by many goroutines and processes.
+type JournalStore interface {
+	CreateSession(ctx context.Context, s Session) (Session, error)
+	GetSession(ctx context.Context, id string) (Session, error)
+	UpdateSession(ctx context.Context, s Session, expected int64) (Session, error)
+	ListSessions(ctx context.Context, limit int) ([]Session, error)
+
+	CreateSubmission(ctx context.Context, s Submission) (sub Submission, created bool, err error)
+	GetSubmission(ctx context.Context, id string) (Submission, error)
+	UpdateSubmission(ctx context.Context, s Submission, expected int64) (Submission, error)
+	// ListSubmissions returns a session's submissions in creation order
+	// (ids are time-ordered).
+	ListSubmissions(ctx context.Context, sessionID string) ([]Submission, error)
+	// ListUnfinished returns non-terminal submissions (the sparse repair
+	// index), oldest update first.
+	ListUnfinished(ctx context.Context, limit int) ([]Submission, error)
+
+	MarkToolStarted(ctx context.Context, submissionID string, step int, callID string) error
+	PutToolResult(ctx context.Context, submissionID string, step int, r ToolResult) error
+	// ToolRecords returns the records of one step keyed by call id.
+	ToolRecords(ctx context.Context, submissionID string, step int) (map[string]ToolRecord, error)
+}
+
+// TranscriptStore holds the append-only transcript tree.
+//
+// Put is create-if-absent on Node.ID: re-putting an existing id is a no-op
+// (nil error). Path returns root → leaf following Parent links.
+type TranscriptStore interface {
+	PutNode(ctx context.Context, n Node) error
+	GetNode(ctx context.Context, id string) (Node, error)
+	Path(ctx context.Context, leaf string) ([]Node, error)
+}
+
+// Stream is what the stream store holds under one stream key.
+type Stream struct {
+	Chunks []ModelEvent   `json:"chunks"`
+	Done   *ModelResponse `json:"done,omitempty"` // completion marker
+}
+
+// StreamStore keeps model stream chunks and the completion marker under the
+// stream key so a finished stream is never bought twice.
+//
+// PutChunk is create-if-absent on (key, seq); Complete is create-if-absent
+// on key (the first completion wins). Get on an unknown key returns an empty
+// Stream and nil error.
+type StreamStore interface {
+	PutChunk(ctx context.Context, key string, seq int, ev ModelEvent) error
+	Complete(ctx context.Context, key string, resp ModelResponse) error
+	GetStream(ctx context.Context, key string) (Stream, error)
+}
+
+// Event types shown to clients through the events long-poll.
+const (
+	EventTextDelta      = "text_delta"
+	EventToolStarted    = "tool_started"
+	EventToolFinished   = "tool_finished"
+	EventApprovalNeeded = "approval_needed"
+	EventStep           = "step"
+	EventCommitted      = "committed"
+	EventFailed         = "failed"
+)
+
+// Event is one progress record of a submission.
+type Event struct {
+	Seq          int64     `json:"seq"`
+	SubmissionID string    `json:"submission_id"`
+	Key          string    `json:"-"`
+	Type         string    `json:"type"`
+	Step         int       `json:"step"`
+	Text         string    `json:"text,omitempty"`
+	Tool         string    `json:"tool,omitempty"`
+	CallID       string    `json:"call_id,omitempty"`
+	ApprovalID   string    `json:"approval_id,omitempty"`
+	IsError      bool      `json:"is_error,omitempty"`
+	At           time.Time `json:"at"`
+}
+
+// EventLog is an append-only, per-submission ordered event list.
+//
+// Append is idempotent on (SubmissionID, Key): a repeat is a no-op, so a
+// re-driven handler does not duplicate progress. Seq is assigned by the
+// store, strictly increasing within a submission. List returns events with
+// Seq > after, in order.
+type EventLog interface {
+	AppendEvent(ctx context.Context, e Event) error
+	ListEvents(ctx context.Context, submissionID string, after int64, limit int) ([]Event, error)
+}
+
+// BlobStore keeps payloads too big for a journal item (claim checks),
+// content-addressed: Put is create-if-absent on key.
+type BlobStore interface {
+	PutBlob(ctx context.Context, key string, data []byte) error
+	GetBlob(ctx context.Context, key string) ([]byte, error)
+}
+
+// Clock is injected so tests and the isolate control time.
+type Clock interface{ Now() time.Time }
+
+// IDs mints identifiers: New(prefix) returns prefix + "_" + a time-ordered,
+// globally unique suffix (lexical order = creation order).
+type IDs interface{ New(prefix string) string }

@@ -1,0 +1,91 @@
+package contracts
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Phase is a submission's position in the four-phase turn:
+// ACCEPTED → MODEL → TOOLS → (step+1, MODEL) … → COMMIT → COMMITTED.
+type Phase string
+
+const (
+	PhaseAccepted  Phase = "ACCEPTED"
+	PhaseModel     Phase = "MODEL"
+	PhaseTools     Phase = "TOOLS"
+	PhaseCommit    Phase = "COMMIT" // final answer recorded, not yet committed
+	PhaseCommitted Phase = "COMMITTED"
+	PhaseFailed    Phase = "FAILED"
+	PhaseCancelled Phase = "CANCELLED"
+)
+
+// Terminal reports whether no further advance is possible.
+func (p Phase) Terminal() bool {
+	return p == PhaseCommitted || p == PhaseFailed || p == PhaseCancelled
+}
+
+// Usage counts model tokens.
+type Usage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// ToolCall is one tool invocation requested by the model.
+type ToolCall struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// ToolResult is the outcome of one tool call as reported to the model.
+type ToolResult struct {
+	CallID  string `json:"call_id"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Approval is a pending or decided "ask" for one tool call.
+type Approval struct {
+	ID        string          `json:"id"`
+	CallID    string          `json:"call_id"`
+	Tool      string          `json:"tool"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	Decision  Decision        `json:"decision,omitempty"` // "" while pending
+	Reason    string          `json:"reason,omitempty"`
+	ExpiresAt time.Time       `json:"expires_at"`
+}
+
+// Submission is one turn's journal record, the single source of truth.
+// Every change is a conditional write on Version (see JournalStore).
+type Submission struct {
+	ID             string     `json:"id"`
+	SessionID      string     `json:"session_id"`
+	IdempotencyKey string     `json:"idempotency_key,omitempty"`
+	Prompt         string     `json:"prompt"`
+	Phase          Phase      `json:"phase"`
+	Step           int        `json:"step"`
+	Version        int64      `json:"version"`
+	Attempt        int        `json:"attempt"`
+	LeaseOwner     string     `json:"lease_owner,omitempty"`
+	LeaseUntil     time.Time  `json:"lease_until,omitempty"`
+	StreamKey      string     `json:"stream_key,omitempty"`
+	ToolRequests   []ToolCall `json:"tool_requests,omitempty"`
+	Approvals      []Approval `json:"approvals,omitempty"`
+	Leaf           string     `json:"leaf,omitempty"`
+	Result         string     `json:"result,omitempty"`
+	Error          string     `json:"error,omitempty"`
+	Usage          Usage      `json:"usage"`
+	StartedAt      time.Time  `json:"started_at,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+}
+
+// ToolRecord is the durable trace of one tool call: a "started" marker
+// written before it runs and its result written after.
+type ToolRecord struct {
+	SubmissionID string      `json:"submission_id"`
+	Step         int         `json:"step"`
+	CallID       string      `json:"call_id"`
+	Started      bool        `json:"started"`
+	Result       *ToolResult `json:"result,omitempty"`
+}

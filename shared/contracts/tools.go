@@ -1,0 +1,67 @@
+package contracts
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Effect says whether a tool changes the world. Recovery re-runs ReadOnly
+// calls freely; a Mutating call with a "started" marker and no result is
+// never re-run (it is reported as interrupted).
+type Effect string
+
+const (
+	ReadOnly Effect = "read_only"
+	Mutating Effect = "mutating"
+)
+
+// ToolSpec is what the model sees of a tool.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Binding is everything a tool factory may close over: rebuilt in every
+// process from the session spec, never carried between phases.
+type Binding struct {
+	Sandbox   SandboxAPI
+	SessionID string
+	Config    json.RawMessage
+	// OutputCap bounds the text a tool returns (bytes); 0 = default.
+	OutputCap int
+}
+
+// Tool is a bound tool. Run gets input already validated against the
+// schema. A failure the model should see (file missing, command failed) is a
+// ToolResult with IsError; a returned error means the infrastructure failed
+// and the call may be retried.
+type Tool interface {
+	Run(ctx context.Context, call ToolCall) (ToolResult, error)
+}
+
+// ToolDef is a context-free tool definition (DESIGN §5).
+type ToolDef struct {
+	ToolSpec
+	Effect  Effect
+	Factory func(b Binding) (Tool, error)
+}
+
+// Toolset is a session's bound tools.
+type Toolset interface {
+	Specs() []ToolSpec
+	// Effect of a bound tool ("" if unknown).
+	Effect(name string) Effect
+	// Call validates the input against the tool's schema (a schema
+	// violation or unknown tool is an IsError result, not an error), runs it
+	// and caps its output with a marker.
+	Call(ctx context.Context, call ToolCall) (ToolResult, error)
+}
+
+// ToolRegistry is static code: the definitions and a binder.
+type ToolRegistry interface {
+	Definitions() []ToolDef
+	// Bind rebuilds a session's toolset from its spec. Unknown tool names
+	// or invalid config → ErrInvalid.
+	Bind(configs []ToolConfig, b Binding) (Toolset, error)
+}
