@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+func cmdApprove(ctx context.Context, env envDefaults, args []string) error {
+	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
+	var t target
+	t.flags(fs, env)
+	reason := fs.String("reason", "", "reason recorded with the decision")
+	wait := fs.Bool("wait", true, "follow the turn after deciding")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 3 {
+		return errors.New("approve: want SESSION APPROVAL allow|deny")
+	}
+	sid, aid, d := fs.Arg(0), fs.Arg(1), contracts.Decision(fs.Arg(2))
+	cl, closeFn, err := t.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	sess, err := cl.session(ctx, sid)
+	if err != nil {
+		return err
+	}
+	if _, err := cl.decide(ctx, sid, aid, d, *reason); err != nil {
+		return err
+	}
+	fmt.Printf("%s %s\n", d, aid)
+	if !*wait || sess.Active == "" {
+		return nil
+	}
+	return follow(ctx, cl, os.Stdout, sid, sess.Active, contracts.Ask, nil)
+}
+
+func cmdSessions(ctx context.Context, env envDefaults, args []string) error {
+	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	var t target
+	t.flags(fs, env)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cl, closeFn, err := t.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	var out struct {
+		Sessions []contracts.Session `json:"sessions"`
+	}
+	if err := cl.do(ctx, "GET", "/v1/sessions", nil, nil, &out); err != nil {
+		return err
+	}
+	for _, s := range out.Sessions {
+		state := "idle"
+		if s.Active != "" {
+			state = "running " + s.Active
+		}
+		fmt.Printf("%s  %-16s  %s  %s\n", s.ID, s.Spec.Model, s.CreatedAt.Format(time.RFC3339), state)
+	}
+	return nil
+}
+
+func cmdShow(ctx context.Context, env envDefaults, args []string) error {
+	fs := flag.NewFlagSet("show", flag.ContinueOnError)
+	var t target
+	t.flags(fs, env)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		return errors.New("show: want SESSION [SUBMISSION]")
+	}
+	cl, closeFn, err := t.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	var v any
+	if fs.NArg() == 2 {
+		v, err = cl.submission(ctx, fs.Arg(0), fs.Arg(1))
+	} else {
+		v, err = cl.session(ctx, fs.Arg(0))
+	}
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/embedded"
+	"github.com/cairnrun/cairn/shared/runtime"
+)
+
+func cmdDev(ctx context.Context, env envDefaults, args []string) error {
+	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
+	data := fs.String("data", env.Data, "data directory (created if missing)")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free one)")
+	token := fs.String("token", env.Token, "API bearer token (default: random, written to DATA/token)")
+	stuck := fs.Duration("stuck-after", time.Minute, "repair re-drives a submission idle this long")
+	repairEvery := fs.Duration("repair-every", 5*time.Second, "repair ticker period")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *data == "" {
+		*data = defaultData()
+	}
+	if *token == "" {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		*token = hex.EncodeToString(b)
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: env.Environ, Runtime: runtime.Config{
+		Token: *token, Log: log, StuckAfter: *stuck, RepairEvery: *repairEvery,
+	}})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if err := os.WriteFile(filepath.Join(*data, "token"), []byte(*token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", *addr, err)
+	}
+	srv := &http.Server{Handler: rt.API, ReadHeaderTimeout: 10 * time.Second}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { rt.Serve(sctx); close(done) }()
+	fmt.Printf("cairn dev listening on http://%s\n", ln.Addr())
+	fmt.Printf("token %s (also in %s)\n", *token, filepath.Join(*data, "token"))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	shut, c2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer c2()
+	_ = srv.Shutdown(shut)
+	cancel()
+	<-done
+	return nil
+}

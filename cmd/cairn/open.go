@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cairnrun/cairn/shared/embedded"
+	"github.com/cairnrun/cairn/shared/runtime"
+)
+
+// target is where a command talks to: a dev server (--addr) or an embedded
+// runtime on a data directory (--data).
+type target struct {
+	addr, token, data string
+}
+
+func (t *target) flags(fs *flag.FlagSet, env envDefaults) {
+	fs.StringVar(&t.addr, "addr", env.Addr, "dev server address (host:port or URL); empty = embedded")
+	fs.StringVar(&t.token, "token", env.Token, "API bearer token (default: read from DATA/token)")
+	fs.StringVar(&t.data, "data", env.Data, "data directory of the embedded runtime (default ~/.local/share/cairn)")
+}
+
+func defaultData() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "cairn")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".cairn"
+	}
+	return filepath.Join(home, ".local", "share", "cairn")
+}
+
+// open returns a client and, in embedded mode, the running runtime (the
+// caller cancels ctx and closes it).
+func (t *target) open(ctx context.Context, env envDefaults) (*client, func(), error) {
+	if t.addr != "" {
+		tok := t.token
+		if tok == "" && t.data != "" {
+			if b, err := os.ReadFile(filepath.Join(t.data, "token")); err == nil {
+				tok = strings.TrimSpace(string(b))
+			}
+		}
+		return remoteClient(t.addr, tok), func() {}, nil
+	}
+	data := t.data
+	if data == "" {
+		data = defaultData()
+	}
+	logf, err := openLog(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	rt, err := embedded.New(ctx, embedded.Config{DataDir: data, Env: env.Environ,
+		Runtime: runtime.Config{Log: slog.New(slog.NewJSONHandler(logf, nil)), DefaultModel: "scripted:plain"}})
+	if err != nil {
+		logf.Close()
+		return nil, nil, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { rt.Serve(sctx); close(done) }()
+	cl := &client{base: "http://embedded", http: &http.Client{Transport: inProcess{rt.API}}}
+	return cl, func() { cancel(); <-done; rt.Close(); logf.Close() }, nil
+}
+
+func openLog(data string) (*os.File, error) {
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	return os.OpenFile(filepath.Join(data, "cairn.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+}

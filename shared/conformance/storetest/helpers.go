@@ -1,0 +1,36 @@
+package storetest
+
+import (
+	"crypto/rand"
+	"strings"
+	"testing"
+	"time"
+)
+
+// uniq returns an id prefix unique to this test and this run.
+func uniq(t *testing.T) string {
+	t.Helper()
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, t.Name())
+	return name + "-" + strings.ToLower(rand.Text()[:8])
+}
+
+// base is a fixed instant with nanoseconds and a non-UTC offset, to prove
+// timestamps round-trip exactly.
+var base = time.Date(2031, 5, 6, 7, 8, 9, 123456789, time.FixedZone("X", -5*3600))
+
+// subtest is one named check of a suite.
+type subtest[S any] struct {
+	name string
+	fn   func(t *testing.T, s S)
+}
+
+func run[S any](t *testing.T, newStore func(t *testing.T) S, tests []subtest[S]) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
+	}
+}

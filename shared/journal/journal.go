@@ -1,0 +1,117 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+func rank(p contracts.Phase) int {
+	switch p {
+	case contracts.PhaseAccepted:
+		return 0
+	case contracts.PhaseModel:
+		return 1
+	case contracts.PhaseTools:
+		return 2
+	case contracts.PhaseCommit:
+		return 3
+	default: // terminal
+		return 4
+	}
+}
+
+// CheckForward returns an error wrapping contracts.ErrInvalid unless moving
+// from cur to next keeps (step, phase) monotonic: a terminal record never
+// changes phase, the step never decreases, and within a step the phase never
+// goes back.
+func CheckForward(cur, next contracts.Submission) error {
+	switch {
+	case cur.Phase.Terminal() && next.Phase != cur.Phase:
+		return fmt.Errorf("submission %s is %s: %w", cur.ID, cur.Phase, contracts.ErrInvalid)
+	case next.Step < cur.Step:
+		return fmt.Errorf("submission %s: step %d → %d goes back: %w", cur.ID, cur.Step, next.Step, contracts.ErrInvalid)
+	case next.Step == cur.Step && rank(next.Phase) < rank(cur.Phase):
+		return fmt.Errorf("submission %s: phase %s → %s goes back: %w", cur.ID, cur.Phase, next.Phase, contracts.ErrInvalid)
+	}
+	return nil
+}
+
+// Advance writes next over cur, conditional on cur.Version, after checking
+// the move is forward. The lease is released (the advance ends the holder's
+// work). A lost race returns an error wrapping contracts.ErrConflict.
+func Advance(ctx context.Context, store contracts.JournalStore, cur, next contracts.Submission, now time.Time) (contracts.Submission, error) {
+	if err := CheckForward(cur, next); err != nil {
+		return cur, err
+	}
+	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
+	if next.Step != cur.Step || next.Phase != cur.Phase {
+		next.Attempt = 0 // attempts count per (step, phase)
+	}
+	next.UpdatedAt = now
+	out, err := store.UpdateSubmission(ctx, next, cur.Version)
+	if err != nil {
+		return cur, fmt.Errorf("advancing submission %s to step %d %s: %w", cur.ID, next.Step, next.Phase, err)
+	}
+	return out, nil
+}
+
+// Update writes next over cur without changing (step, phase) — approvals,
+// stream key — conditional on cur.Version; the lease is kept.
+func Update(ctx context.Context, store contracts.JournalStore, cur, next contracts.Submission, now time.Time) (contracts.Submission, error) {
+	if next.Step != cur.Step || next.Phase != cur.Phase {
+		return cur, fmt.Errorf("updating submission %s: use Advance to move phase: %w", cur.ID, contracts.ErrInvalid)
+	}
+	next.UpdatedAt = now
+	out, err := store.UpdateSubmission(ctx, next, cur.Version)
+	if err != nil {
+		return cur, fmt.Errorf("updating submission %s: %w", cur.ID, err)
+	}
+	return out, nil
+}
+
+// Leased reports whether someone other than owner holds a live lease.
+func Leased(sub contracts.Submission, owner string, now time.Time) bool {
+	return sub.LeaseOwner != "" && sub.LeaseOwner != owner && now.Before(sub.LeaseUntil)
+}
+
+// Lease takes the submission's lease for owner until now+ttl and counts an
+// attempt. If another owner holds a live lease, or the version moved, it
+// returns an error wrapping contracts.ErrConflict: the caller stops.
+// mutate, if non-nil, adjusts the record in the same write (e.g. a new
+// stream key).
+func Lease(ctx context.Context, store contracts.JournalStore, sub contracts.Submission, owner string, now time.Time, ttl time.Duration, mutate func(*contracts.Submission)) (contracts.Submission, error) {
+	if sub.Phase.Terminal() {
+		return sub, fmt.Errorf("leasing submission %s: it is %s: %w", sub.ID, sub.Phase, contracts.ErrConflict)
+	}
+	if Leased(sub, owner, now) {
+		return sub, fmt.Errorf("leasing submission %s: held by %s until %s: %w", sub.ID, sub.LeaseOwner, sub.LeaseUntil.Format(time.RFC3339), contracts.ErrConflict)
+	}
+	next := sub
+	next.LeaseOwner, next.LeaseUntil = owner, now.Add(ttl)
+	next.Attempt++
+	next.UpdatedAt = now
+	if mutate != nil {
+		mutate(&next)
+	}
+	out, err := store.UpdateSubmission(ctx, next, sub.Version)
+	if err != nil {
+		return sub, fmt.Errorf("leasing submission %s: %w", sub.ID, err)
+	}
+	return out, nil
+}
+
+// Break clears a lease held by an owner known to be dead (a previous boot
+// of the single embedded process). Conditional like every write.
+func Break(ctx context.Context, store contracts.JournalStore, sub contracts.Submission, now time.Time) (contracts.Submission, error) {
+	next := sub
+	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
+	next.UpdatedAt = now
+	out, err := store.UpdateSubmission(ctx, next, sub.Version)
+	if err != nil {
+		return sub, fmt.Errorf("breaking lease of submission %s: %w", sub.ID, err)
+	}
+	return out, nil
+}

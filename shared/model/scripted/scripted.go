@@ -1,0 +1,155 @@
+package scripted
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// Client implements contracts.ModelClient.
+type Client struct {
+	calls atomic.Int64
+}
+
+var _ contracts.ModelClient = (*Client)(nil)
+
+// New returns a scripted model client.
+func New() *Client { return &Client{} }
+
+// Calls returns how many streams were started.
+func (c *Client) Calls() int64 { return c.calls.Load() }
+
+// Scenarios lists the known scenario names.
+func Scenarios() []string {
+	out := make([]string, 0, len(scenarios))
+	for k := range scenarios {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Parse splits "name@latency" and checks the scenario exists.
+func Parse(model string) (name string, latency time.Duration, err error) {
+	name = model
+	if i := strings.IndexByte(model, '@'); i >= 0 {
+		name = model[:i]
+		latency, err = time.ParseDuration(model[i+1:])
+		if err != nil || latency < 0 || latency > time.Minute {
+			return "", 0, fmt.Errorf("scripted model %q: bad latency: %w", model, contracts.ErrInvalid)
+		}
+	}
+	if _, ok := scenarios[name]; !ok {
+		return "", 0, fmt.Errorf("scripted model %q: unknown scenario (known: %s): %w", model, strings.Join(Scenarios(), ", "), contracts.ErrInvalid)
+	}
+	return name, latency, nil
+}
+
+// Stream plays the scenario's next step.
+func (c *Client) Stream(ctx context.Context, req contracts.ModelRequest, emit func(contracts.ModelEvent) error) (contracts.ModelResponse, error) {
+	name, latency, err := Parse(req.Model)
+	if err != nil {
+		return contracts.ModelResponse{}, err
+	}
+	c.calls.Add(1)
+	steps := scenarios[name]
+	n, prompt := position(req.Messages)
+	st := steps[min(n, len(steps)-1)]
+	text := strings.ReplaceAll(st.text, "{prompt}", prompt)
+
+	var resp contracts.ModelResponse
+	send := func(ev contracts.ModelEvent) error {
+		if latency > 0 {
+			t := time.NewTimer(latency)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+		return emit(ev)
+	}
+	for _, chunk := range chunks(text) {
+		if err := send(contracts.ModelEvent{Type: contracts.ModelText, Text: chunk}); err != nil {
+			return resp, err
+		}
+		resp.Text += chunk
+	}
+	for i, cl := range st.calls {
+		tc := contracts.ToolCall{ID: fmt.Sprintf("call_%d_%d", n, i), Name: cl.name, Input: mustJSON(cl.input)}
+		if err := send(contracts.ModelEvent{Type: contracts.ModelToolCall, ToolCall: &tc}); err != nil {
+			return resp, err
+		}
+		resp.ToolCalls = append(resp.ToolCalls, tc)
+	}
+	resp.Usage = contracts.Usage{InputTokens: inputTokens(req), OutputTokens: (len(text) + 3) / 4}
+	if err := send(contracts.ModelEvent{Type: contracts.ModelUsage, Usage: &resp.Usage}); err != nil {
+		return resp, err
+	}
+	resp.StopReason = "end_turn"
+	if len(resp.ToolCalls) > 0 {
+		resp.StopReason = "tool_use"
+	}
+	return resp, nil
+}
+
+// position counts assistant nodes after the last user node and returns the
+// last user prompt.
+func position(msgs []contracts.Node) (int, string) {
+	n, prompt := 0, ""
+	for _, m := range msgs {
+		switch m.Role {
+		case contracts.RoleUser:
+			n, prompt = 0, ""
+			for _, b := range m.Blocks {
+				prompt += b.Text
+			}
+		case contracts.RoleAssistant:
+			n++
+		}
+	}
+	return n, prompt
+}
+
+// chunks splits text into word-boundary pieces of about 24 bytes.
+func chunks(text string) []string {
+	var out []string
+	for len(text) > 24 {
+		i := strings.IndexByte(text[24:], ' ')
+		if i < 0 {
+			break
+		}
+		out = append(out, text[:24+i+1])
+		text = text[24+i+1:]
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
+}
+
+func inputTokens(req contracts.ModelRequest) int {
+	n := len(req.System)
+	for _, m := range req.Messages {
+		for _, b := range m.Blocks {
+			n += len(b.Text)
+			if b.ToolCall != nil {
+				n += len(b.ToolCall.Input)
+			}
+			if b.ToolResult != nil {
+				n += len(b.ToolResult.Content)
+			}
+		}
+	}
+	return (n + 3) / 4
+}
+
+// CheckModel validates a scenario name without calling the model.
+func (c *Client) CheckModel(model string) error {
+	_, _, err := Parse(model)
+	return err
+}

@@ -1,0 +1,86 @@
+package scripted
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+func user(p string) contracts.Node {
+	return contracts.Node{Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: p}}}
+}
+
+func TestStreamIsDeterministicAndChunked(t *testing.T) {
+	c := New()
+	msgs := []contracts.Node{user("hi")}
+	var evs []contracts.ModelEvent
+	r1, err := c.Stream(context.Background(), contracts.ModelRequest{Model: "plain", Messages: msgs}, func(e contracts.ModelEvent) error {
+		evs = append(evs, e)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, _ := c.Stream(context.Background(), contracts.ModelRequest{Model: "plain", Messages: msgs}, func(contracts.ModelEvent) error { return nil })
+	if r1.Text != r2.Text || !strings.HasSuffix(r1.Text, "You said: hi") {
+		t.Fatalf("not deterministic or wrong text: %q vs %q", r1.Text, r2.Text)
+	}
+	texts := 0
+	var joined string
+	for _, e := range evs {
+		if e.Type == contracts.ModelText {
+			texts++
+			joined += e.Text
+		}
+	}
+	if texts < 2 || joined != r1.Text {
+		t.Fatalf("want ≥2 text chunks joining to the answer, got %d (%q)", texts, joined)
+	}
+	if c.Calls() != 2 {
+		t.Fatalf("Calls = %d", c.Calls())
+	}
+}
+
+func TestStepFollowsTranscript(t *testing.T) {
+	c := New()
+	msgs := []contracts.Node{user("go")}
+	var names [][]string
+	for range 4 {
+		r, err := c.Stream(context.Background(), contracts.ModelRequest{Model: "demo", Messages: msgs}, func(contracts.ModelEvent) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ns []string
+		for _, tc := range r.ToolCalls {
+			ns = append(ns, tc.Name)
+		}
+		names = append(names, ns)
+		msgs = append(msgs, contracts.Node{Role: contracts.RoleAssistant}, contracts.Node{Role: contracts.RoleTool})
+	}
+	want := "[[write_file] [list_dir read_file] [bash] []]"
+	if got := strings.ReplaceAll(strings.TrimSpace(fmtNames(names)), "  ", " "); got != want {
+		t.Fatalf("steps = %s, want %s", got, want)
+	}
+}
+
+func fmtNames(n [][]string) string {
+	parts := make([]string, len(n))
+	for i, x := range n {
+		parts[i] = "[" + strings.Join(x, " ") + "]"
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func TestParse(t *testing.T) {
+	if _, d, err := Parse("kill@150ms"); err != nil || d.Milliseconds() != 150 {
+		t.Fatalf("Parse kill@150ms = %v, %v", d, err)
+	}
+	for _, bad := range []string{"nope", "plain@x", "plain@-1s"} {
+		if _, _, err := Parse(bad); !errors.Is(err, contracts.ErrInvalid) {
+			t.Errorf("Parse(%q) err = %v, want ErrInvalid", bad, err)
+		}
+	}
+}

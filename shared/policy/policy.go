@@ -1,0 +1,95 @@
+// Package policy decides allow / ask / deny for one tool call under a
+// session's permission policy. It is pure: no I/O, no clock.
+//
+// Rules: a `bash` call is matched against the policy's command rules first
+// (first match wins); then the per-tool decision; then the default ("allow"
+// when empty). Anything malformed — an unknown decision word, a bash call
+// whose input has no command, a bad pattern — denies: the policy fails closed.
+//
+// # Usage
+//
+//	d, why := policy.Decide(spec.Policy, call)
+//	if d == contracts.Ask { park the turn }
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// Validate reports the first malformed element of p (wrapping
+// contracts.ErrInvalid), so a bad policy is refused when the session is
+// created rather than discovered mid-turn.
+func Validate(p contracts.Policy) error {
+	if !valid(p.Default, true) {
+		return fmt.Errorf("policy default %q is not allow, ask or deny: %w", p.Default, contracts.ErrInvalid)
+	}
+	for name, d := range p.Tools {
+		if !valid(d, false) {
+			return fmt.Errorf("policy for tool %q: %q is not allow, ask or deny: %w", name, d, contracts.ErrInvalid)
+		}
+	}
+	for i, r := range p.Bash {
+		if r.Pattern == "" || !valid(r.Decision, false) {
+			return fmt.Errorf("policy bash rule %d: needs a pattern and allow, ask or deny: %w", i, contracts.ErrInvalid)
+		}
+		if _, err := path.Match(globEscape(r.Pattern), ""); err != nil {
+			return fmt.Errorf("policy bash rule %d pattern %q: %v: %w", i, r.Pattern, err, contracts.ErrInvalid)
+		}
+	}
+	if p.ApprovalTimeoutSeconds < 0 {
+		return fmt.Errorf("policy approval_timeout_seconds is negative: %w", contracts.ErrInvalid)
+	}
+	return nil
+}
+
+func valid(d contracts.Decision, emptyOK bool) bool {
+	switch d {
+	case contracts.Allow, contracts.Ask, contracts.Deny:
+		return true
+	case "":
+		return emptyOK
+	}
+	return false
+}
+
+// Decide returns the decision for call and a short reason naming the rule.
+func Decide(p contracts.Policy, call contracts.ToolCall) (contracts.Decision, string) {
+	if err := Validate(p); err != nil {
+		return contracts.Deny, "policy error: " + err.Error()
+	}
+	if call.Name == "bash" && len(p.Bash) > 0 {
+		var in struct {
+			Command string `json:"command"`
+		}
+		if err := json.Unmarshal(call.Input, &in); err != nil || strings.TrimSpace(in.Command) == "" {
+			return contracts.Deny, "policy error: bash call without a command"
+		}
+		for _, r := range p.Bash {
+			if matchCommand(r.Pattern, strings.TrimSpace(in.Command)) {
+				return r.Decision, "bash rule " + r.Pattern
+			}
+		}
+	}
+	if d, ok := p.Tools[call.Name]; ok {
+		return d, "tool rule " + call.Name
+	}
+	if p.Default == "" {
+		return contracts.Allow, "default"
+	}
+	return p.Default, "default"
+}
+
+// matchCommand matches a whole command line against a pattern where `*`
+// matches any run of characters (slashes and spaces included).
+func matchCommand(pattern, cmd string) bool {
+	ok, err := path.Match(globEscape(pattern), strings.ReplaceAll(cmd, "/", "\x00"))
+	return err == nil && ok
+}
+
+// globEscape lets `*` cross "/" by mapping "/" to NUL on both sides.
+func globEscape(p string) string { return strings.ReplaceAll(p, "/", "\x00") }

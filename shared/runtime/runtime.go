@@ -1,0 +1,151 @@
+// Package runtime is cairn's construction seam: Assemble wires a backend's
+// ports into the turn engine, the repairer, the queue workers and the HTTP
+// API. Backends only make ports — `embedded.New` (SQLite, local sandboxes)
+// for `cairn dev`/`cairn run`, and the AWS backend (DynamoDB, SQS) for the
+// Lambda functions — so a Lambda binary never links the embedded adapters.
+//
+// # Usage
+//
+//	rt, err := runtime.Assemble(ports, runtime.Config{Owner: "boot-1", Token: tok})
+//	go rt.Serve(ctx)                       // workers + repair ticker
+//	http.ListenAndServe(addr, rt.API)
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/api"
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/repair"
+	"github.com/cairnrun/cairn/shared/turn"
+	"github.com/cairnrun/cairn/shared/worker"
+)
+
+// Ports are what a backend provides. Plain fields: a test swaps one.
+type Ports struct {
+	Journal    contracts.JournalStore
+	Transcript contracts.TranscriptStore
+	Streams    contracts.StreamStore
+	Events     contracts.EventLog
+	Queue      contracts.Queue
+	Sandboxes  contracts.SandboxProvider
+	Registry   contracts.ToolRegistry
+	// Models maps a provider name ("scripted", …) to its client.
+	Models map[string]contracts.ModelClient
+	Clock  contracts.Clock
+	IDs    contracts.IDs
+	// Close releases the backend (database handles, locks).
+	Close func() error
+}
+
+// Config tunes the assembly; zero values take the documented defaults.
+type Config struct {
+	Owner        string        // lease owner id of this process (required)
+	Token        string        // API bearer token; empty = no token check (IAM in front)
+	DefaultModel string        // for sessions that name none; default "scripted:plain"
+	LeaseTTL     time.Duration // default turn.DefaultLeaseTTL
+	StuckAfter   time.Duration // repair threshold; default 60s
+	RepairEvery  time.Duration // repair ticker in Serve; default 5s
+	MaxAttempts  int
+	Concurrency  int // workers per queue in Serve; default 2
+	Log          *slog.Logger
+}
+
+// Runtime is an assembled cairn.
+type Runtime struct {
+	Ports
+	Config
+	Engine  *turn.Engine
+	Repair  *repair.Repairer
+	Workers *worker.Pool
+	API     http.Handler
+	// QueueSignal fires on every Send; EventSignal on every event append.
+	QueueSignal, EventSignal *worker.Signal
+}
+
+// Assemble builds the runtime from a backend's ports.
+func Assemble(p Ports, cfg Config) (*Runtime, error) {
+	if p.Journal == nil || p.Transcript == nil || p.Streams == nil || p.Events == nil || p.Queue == nil ||
+		p.Sandboxes == nil || p.Registry == nil || p.Clock == nil || p.IDs == nil {
+		return nil, errors.New("assembling runtime: a port is missing")
+	}
+	if cfg.Owner == "" {
+		return nil, errors.New("assembling runtime: Config.Owner is required")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DefaultModel == "" {
+		cfg.DefaultModel = "scripted:plain"
+	}
+	rt := &Runtime{Ports: p, Config: cfg, QueueSignal: &worker.Signal{}, EventSignal: &worker.Signal{}}
+	q := worker.NotifyQueue{Queue: p.Queue, Signal: rt.QueueSignal}
+	ev := worker.NotifyEvents{EventLog: p.Events, Signal: rt.EventSignal}
+	rt.Engine = &turn.Engine{Deps: turn.Deps{
+		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q,
+		Models: rt.resolve, Registry: p.Registry, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
+		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, MaxAttempts: cfg.MaxAttempts,
+	}}
+	rt.Repair = &repair.Repairer{Engine: rt.Engine, StuckAfter: cfg.StuckAfter}
+	rt.Workers = &worker.Pool{
+		Queue: q, Handle: rt.Engine.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignal.Wait, Log: cfg.Log,
+		Queues: []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit},
+	}
+	rt.API = api.New(api.Config{
+		Engine: rt.Engine, Journal: p.Journal, Transcript: p.Transcript, Events: ev, Registry: p.Registry,
+		Wake: rt.EventSignal.Wait, Token: cfg.Token, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
+	})
+	return rt, nil
+}
+
+// resolve maps "provider:model" to a client; a bare name means scripted.
+func (rt *Runtime) resolve(model string) (contracts.ModelClient, string, error) {
+	provider, name, ok := strings.Cut(model, ":")
+	if !ok {
+		return nil, "", fmt.Errorf("model %q: want provider:model (e.g. scripted:demo): %w", model, contracts.ErrInvalid)
+	}
+	c, found := rt.Models[provider]
+	if !found {
+		return nil, "", fmt.Errorf("model provider %q is not configured: %w", provider, contracts.ErrInvalid)
+	}
+	return c, name, nil
+}
+
+// Serve runs the queue workers and the repair ticker until ctx ends.
+func (rt *Runtime) Serve(ctx context.Context) {
+	every := rt.RepairEvery
+	if every <= 0 {
+		every = 5 * time.Second
+	}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if rep, err := rt.Repair.Run(ctx); err != nil && ctx.Err() == nil {
+					rt.Log.Warn("repair pass", "error", err)
+				} else if rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison > 0 {
+					rt.Log.Info("repair pass", "redriven", rep.Redriven, "started", rep.Started, "failed", rep.Failed, "expired", rep.Expired, "poison", rep.Poison)
+				}
+			}
+		}
+	}()
+	rt.Workers.Run(ctx)
+}
+
+// Close releases the backend.
+func (rt *Runtime) Close() error {
+	if rt.Ports.Close == nil {
+		return nil
+	}
+	return rt.Ports.Close()
+}

@@ -1,0 +1,116 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// stmt returns the prepared statement for q, preparing it once per Store.
+// database/sql re-prepares it transparently on each pooled connection.
+func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if v, ok := s.stmts.Load(q); ok {
+		return v.(*sql.Stmt), nil
+	}
+	st, err := s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("preparing statement: %w", err)
+	}
+	if v, loaded := s.stmts.LoadOrStore(q, st); loaded {
+		st.Close()
+		return v.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// lock takes this process's writer slot. Writers of one process queue here
+// (cheaply, honouring ctx) instead of spinning in SQLite's busy handler;
+// writers of other processes are serialised by SQLite's lock and
+// busy_timeout.
+func (s *Store) lock(ctx context.Context) error {
+	select {
+	case s.wsem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Store) unlock() { <-s.wsem }
+
+// exec runs one write statement (atomic on its own) under the writer slot.
+func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.unlock()
+	return st.ExecContext(ctx, args...)
+}
+
+// queryRow runs a read; WAL lets it proceed alongside a writer.
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryRowContext(ctx, args...), nil
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// write runs fn in a BEGIN IMMEDIATE transaction under the writer slot, so
+// its reads and writes are one atomic step across goroutines and processes.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("beginning transaction: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing transaction: %w", err)
+	}
+	return nil
+}
+
+// txStmt binds the cached statement for q to tx.
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	st, err := s.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+// nanos encodes a time for an indexed column; the zero time is 0.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// limitArg maps "no limit" (≤ 0) to SQLite's LIMIT -1.
+func limitArg(limit int) int {
+	if limit <= 0 {
+		return -1
+	}
+	return limit
+}

@@ -1,0 +1,59 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// AppendEvent appends e unless an event with its (SubmissionID, Key) exists.
+// The store assigns Seq (one increasing sequence across submissions, so
+// strictly increasing within each); e.Seq is ignored. Key is required.
+func (s *Store) AppendEvent(ctx context.Context, e contracts.Event) error {
+	if e.SubmissionID == "" || e.Key == "" {
+		return fmt.Errorf("appending event %q of submission %q: empty submission id or key: %w",
+			e.Key, e.SubmissionID, contracts.ErrInvalid)
+	}
+	e.Seq = 0
+	body, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("appending event %s of submission %s: %w", e.Key, e.SubmissionID, err)
+	}
+	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO events (submission_id, key, body) VALUES (?, ?, ?)`,
+		e.SubmissionID, e.Key, body); err != nil {
+		return fmt.Errorf("appending event %s of submission %s: %w", e.Key, e.SubmissionID, err)
+	}
+	return nil
+}
+
+// ListEvents returns up to limit (≤ 0: all) events of the submission with
+// Seq > after, in Seq order.
+func (s *Store) ListEvents(ctx context.Context, submissionID string, after int64, limit int) ([]contracts.Event, error) {
+	rows, err := s.query(ctx, `SELECT seq, key, body FROM events
+		WHERE submission_id = ? AND seq > ? ORDER BY seq LIMIT ?`, submissionID, after, limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("listing events of submission %s: %w", submissionID, err)
+	}
+	defer rows.Close()
+	var out []contracts.Event
+	for rows.Next() {
+		var seq int64
+		var key string
+		var body []byte
+		if err := rows.Scan(&seq, &key, &body); err != nil {
+			return nil, fmt.Errorf("listing events of submission %s: %w", submissionID, err)
+		}
+		var e contracts.Event
+		if err := json.Unmarshal(body, &e); err != nil {
+			return nil, fmt.Errorf("decoding event %d of submission %s: %w", seq, submissionID, err)
+		}
+		e.Seq, e.Key = seq, key
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing events of submission %s: %w", submissionID, err)
+	}
+	return out, nil
+}

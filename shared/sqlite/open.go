@@ -1,0 +1,206 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+)
+
+// schemaVersion is stored in PRAGMA user_version. Bump it (and add a
+// migration step to migrate) whenever the schema changes incompatibly.
+const schemaVersion = 1
+
+// Options configures a Store. The zero value is usable.
+type Options struct {
+	// MaxReceives: a queue message received more than this many times is
+	// moved to its queue's dead-letter queue (contracts.DLQ). Default 5.
+	MaxReceives int
+	// DedupWindow: a Send whose dedup id was sent to the same queue within
+	// this window is dropped. Default 5m (the SQS FIFO window).
+	DedupWindow time.Duration
+	// Clock drives queue visibility and deduplication. Default: real time.
+	Clock contracts.Clock
+}
+
+// Store is the embedded adapter for every store port and the queue, backed by
+// one SQLite file. It is safe for concurrent use by many goroutines and by
+// several processes opening the same file.
+type Store struct {
+	db    *sql.DB
+	opts  Options
+	wsem  chan struct{} // serialises this process's writers (see write)
+	stmts sync.Map      // query string → *sql.Stmt
+	sends atomic.Uint64 // drives periodic pruning of the dedup table
+}
+
+var (
+	_ contracts.JournalStore    = (*Store)(nil)
+	_ contracts.TranscriptStore = (*Store)(nil)
+	_ contracts.StreamStore     = (*Store)(nil)
+	_ contracts.EventLog        = (*Store)(nil)
+	_ contracts.BlobStore       = (*Store)(nil)
+	_ contracts.Queue           = (*Store)(nil)
+)
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Open opens (creating if needed) the SQLite database at path, its parent
+// directory included, and makes sure the schema exists.
+func Open(path string, opts Options) (*Store, error) {
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("opening sqlite store %q: %w", path, contracts.ErrInvalid)
+	}
+	if opts.MaxReceives <= 0 {
+		opts.MaxReceives = 5
+	}
+	if opts.DedupWindow <= 0 {
+		opts.DedupWindow = 5 * time.Minute
+	}
+	if opts.Clock == nil {
+		opts.Clock = realClock{}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	// busy_timeout makes writers of other processes wait for the lock;
+	// _txlock=immediate makes every BeginTx a BEGIN IMMEDIATE, so a
+	// read-modify-write transaction holds the write lock from its first read.
+	dsn := path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)" +
+		"&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0))
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+
+	s := &Store{db: db, opts: opts, wsem: make(chan struct{}, 1)}
+	if err := s.migrate(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Close closes the database. The Store must not be used afterwards.
+func (s *Store) Close() error {
+	s.stmts.Range(func(_, v any) bool {
+		v.(*sql.Stmt).Close()
+		return true
+	})
+	return s.db.Close()
+}
+
+const schema = `
+CREATE TABLE IF NOT EXISTS sessions (
+	id         TEXT PRIMARY KEY,
+	version    INTEGER NOT NULL,
+	body       BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS submissions (
+	id              TEXT PRIMARY KEY,
+	session_id      TEXT NOT NULL,
+	idempotency_key TEXT NOT NULL,
+	phase           TEXT NOT NULL,
+	version         INTEGER NOT NULL,
+	updated_at      INTEGER NOT NULL,
+	terminal        INTEGER NOT NULL,
+	body            BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS submissions_idem
+	ON submissions (session_id, idempotency_key) WHERE idempotency_key != '';
+CREATE INDEX IF NOT EXISTS submissions_session ON submissions (session_id, id);
+CREATE INDEX IF NOT EXISTS submissions_unfinished
+	ON submissions (updated_at, id) WHERE terminal = 0;
+CREATE TABLE IF NOT EXISTS tool_records (
+	submission_id TEXT NOT NULL,
+	step          INTEGER NOT NULL,
+	call_id       TEXT NOT NULL,
+	started       INTEGER NOT NULL,
+	result        BLOB,
+	PRIMARY KEY (submission_id, step, call_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS nodes (
+	id     TEXT PRIMARY KEY,
+	parent TEXT NOT NULL,
+	body   BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS stream_chunks (
+	key  TEXT NOT NULL,
+	seq  INTEGER NOT NULL,
+	body BLOB NOT NULL,
+	PRIMARY KEY (key, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS stream_done (
+	key  TEXT PRIMARY KEY,
+	body BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+	seq           INTEGER PRIMARY KEY, -- rows are never deleted: max+1 always
+	submission_id TEXT NOT NULL,
+	key           TEXT NOT NULL,
+	body          BLOB NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_key ON events (submission_id, key);
+CREATE INDEX IF NOT EXISTS events_list ON events (submission_id, seq);
+CREATE TABLE IF NOT EXISTS blobs (
+	key  TEXT PRIMARY KEY,
+	data BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS queue_messages (
+	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	queue         TEXT NOT NULL,
+	group_id      TEXT NOT NULL,
+	body          BLOB NOT NULL,
+	sent_at       INTEGER NOT NULL,
+	visible_at    INTEGER NOT NULL,
+	receive_count INTEGER NOT NULL,
+	receipt       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS queue_groups ON queue_messages (queue, group_id, id);
+CREATE TABLE IF NOT EXISTS queue_dedup (
+	queue    TEXT NOT NULL,
+	dedup_id TEXT NOT NULL,
+	sent_at  INTEGER NOT NULL,
+	PRIMARY KEY (queue, dedup_id)
+) WITHOUT ROWID;
+`
+
+// migrate creates the schema idempotently under the write lock, so several
+// processes opening a fresh file at once do not race.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		var v int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+			return fmt.Errorf("reading schema version: %w", err)
+		}
+		if v > schemaVersion {
+			return fmt.Errorf("schema version %d is newer than supported %d: %w", v, schemaVersion, contracts.ErrInvalid)
+		}
+		if _, err := tx.ExecContext(ctx, schema); err != nil {
+			return fmt.Errorf("creating schema: %w", err)
+		}
+		if v != schemaVersion {
+			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+				return fmt.Errorf("writing schema version: %w", err)
+			}
+		}
+		return nil
+	})
+}

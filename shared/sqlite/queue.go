@@ -1,0 +1,223 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// The queue keeps SQS FIFO semantics in two tables: queue_messages (one row
+// per undeleted message; a move to the DLQ rewrites its queue column) and
+// queue_dedup (the last accepted send of each dedup id, which outlives the
+// message so a duplicate of an already deleted message is still dropped).
+//
+// Receipts: every receive issues a fresh receipt and invalidates the
+// previous one. Delete or Release with a receipt that is unknown, stale, or
+// belongs to a message since moved to the DLQ returns ErrNotFound, which a
+// caller acknowledging a message may ignore: someone else now owns it.
+
+// dedupPruneEvery: one Send in this many also deletes expired dedup rows.
+const dedupPruneEvery = 256
+
+// Send enqueues m on queue, grouped by m.SessionID, unless a message with
+// the same m.DedupID() was accepted on queue within the dedup window: then it
+// is dropped and Send returns nil.
+func (s *Store) Send(ctx context.Context, queue string, m contracts.Message) error {
+	if queue == "" || m.SessionID == "" {
+		return fmt.Errorf("sending to queue %q: empty queue name or session id (group): %w", queue, contracts.ErrInvalid)
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
+	}
+	now := nanos(s.opts.Clock.Now())
+	cutoff := now - int64(s.opts.DedupWindow)
+	prune := s.sends.Add(1)%dedupPruneEvery == 0
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		dedup, err := s.txStmt(ctx, tx, `INSERT INTO queue_dedup (queue, dedup_id, sent_at) VALUES (?, ?, ?)
+			ON CONFLICT (queue, dedup_id) DO UPDATE SET sent_at = excluded.sent_at WHERE sent_at <= ?`)
+		if err != nil {
+			return err
+		}
+		res, err := dedup.ExecContext(ctx, queue, m.DedupID(), now, cutoff)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // duplicate within the window: accepted and dropped
+		}
+		ins, err := s.txStmt(ctx, tx, `INSERT INTO queue_messages
+			(queue, group_id, body, sent_at, visible_at, receive_count, receipt)
+			VALUES (?, ?, ?, ?, ?, 0, '')`)
+		if err != nil {
+			return err
+		}
+		if _, err := ins.ExecContext(ctx, queue, m.SessionID, body, now, now); err != nil {
+			return err
+		}
+		if prune {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM queue_dedup WHERE sent_at <= ?`, cutoff); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
+	}
+	return nil
+}
+
+// Receive returns up to limit (≤ 0: 1) visible messages and hides each for
+// visibility. Per group (session) only the oldest undeleted message is ever
+// delivered, and not while it is in flight, so a group is processed in
+// order. Before delivering, visible messages already received MaxReceives
+// times are moved to DLQ(queue) with their receive count reset (a DLQ itself
+// does not dead-letter further). Receive never blocks: with nothing visible
+// it returns an empty slice. It is one BEGIN IMMEDIATE transaction, so
+// concurrent receivers in any process never get the same message within one
+// visibility window.
+func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility time.Duration) ([]contracts.Delivery, error) {
+	limit = max(limit, 1)
+	visibility = max(visibility, 0)
+	now := nanos(s.opts.Clock.Now())
+	out := []contracts.Delivery{}
+
+	// Polling an idle queue must not take the write lock.
+	row, err := s.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM queue_messages WHERE queue = ? AND visible_at <= ?)`, queue, now)
+	if err != nil {
+		return nil, fmt.Errorf("receiving from queue %s: %w", queue, err)
+	}
+	var ready bool
+	if err := row.Scan(&ready); err != nil {
+		return nil, fmt.Errorf("receiving from queue %s: %w", queue, err)
+	}
+	if !ready {
+		return out, nil
+	}
+
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		if !strings.HasSuffix(queue, contracts.DLQ("")) {
+			dl, err := s.txStmt(ctx, tx, `UPDATE queue_messages
+				SET queue = ?, visible_at = ?, receive_count = 0, receipt = ''
+				WHERE queue = ? AND visible_at <= ? AND receive_count >= ?`)
+			if err != nil {
+				return err
+			}
+			if _, err := dl.ExecContext(ctx, contracts.DLQ(queue), now, queue, now, s.opts.MaxReceives); err != nil {
+				return fmt.Errorf("dead-lettering: %w", err)
+			}
+		}
+		sel, err := s.txStmt(ctx, tx, `SELECT id, body, receive_count FROM queue_messages
+			WHERE queue = ? AND visible_at <= ?
+			AND id IN (SELECT MIN(id) FROM queue_messages WHERE queue = ? GROUP BY group_id)
+			ORDER BY id LIMIT ?`)
+		if err != nil {
+			return err
+		}
+		rows, err := sel.QueryContext(ctx, queue, now, queue, limit)
+		if err != nil {
+			return err
+		}
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			var body []byte
+			var d contracts.Delivery
+			if err := rows.Scan(&id, &body, &d.ReceiveCount); err != nil {
+				rows.Close()
+				return err
+			}
+			if err := json.Unmarshal(body, &d.Message); err != nil {
+				rows.Close()
+				return fmt.Errorf("decoding message %d: %w", id, err)
+			}
+			d.ID = msgPrefix + strconv.FormatInt(id, 10)
+			d.ReceiveCount++
+			d.Receipt = d.ID + "." + strconv.Itoa(d.ReceiveCount) + "." + rand.Text()
+			ids = append(ids, id)
+			out = append(out, d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		upd, err := s.txStmt(ctx, tx, `UPDATE queue_messages
+			SET visible_at = ?, receive_count = ?, receipt = ? WHERE id = ?`)
+		if err != nil {
+			return err
+		}
+		until := now + int64(visibility)
+		for i, id := range ids {
+			if _, err := upd.ExecContext(ctx, until, out[i].ReceiveCount, out[i].Receipt, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("receiving from queue %s: %w", queue, err)
+	}
+	return out, nil
+}
+
+// Delete acknowledges the message holding receipt; ErrNotFound if the
+// receipt is not current (see the receipt rules above).
+func (s *Store) Delete(ctx context.Context, queue string, receipt string) error {
+	id, ok := receiptRow(receipt)
+	if !ok {
+		return fmt.Errorf("deleting message %s from queue %s: malformed receipt: %w", receipt, queue, contracts.ErrNotFound)
+	}
+	res, err := s.exec(ctx, `DELETE FROM queue_messages WHERE id = ? AND queue = ? AND receipt = ?`, id, queue, receipt)
+	if err != nil {
+		return fmt.Errorf("deleting message %s from queue %s: %w", receipt, queue, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("deleting message %s from queue %s: %w", receipt, queue, contracts.ErrNotFound)
+	}
+	return nil
+}
+
+// Release makes the in-flight message holding receipt visible now (a batch
+// item failure); ErrNotFound if the receipt is not current.
+func (s *Store) Release(ctx context.Context, queue string, receipt string) error {
+	id, ok := receiptRow(receipt)
+	if !ok {
+		return fmt.Errorf("releasing message %s on queue %s: malformed receipt: %w", receipt, queue, contracts.ErrNotFound)
+	}
+	now := nanos(s.opts.Clock.Now())
+	res, err := s.exec(ctx, `UPDATE queue_messages SET visible_at = MIN(visible_at, ?)
+		WHERE id = ? AND queue = ? AND receipt = ?`, now, id, queue, receipt)
+	if err != nil {
+		return fmt.Errorf("releasing message %s on queue %s: %w", receipt, queue, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("releasing message %s on queue %s: %w", receipt, queue, contracts.ErrNotFound)
+	}
+	return nil
+}
+
+// msgPrefix starts every message id; a receipt is id.count.random.
+const msgPrefix = "msg_"
+
+// receiptRow extracts the row id from a receipt.
+func receiptRow(receipt string) (int64, bool) {
+	rest, ok := strings.CutPrefix(receipt, msgPrefix)
+	if !ok {
+		return 0, false
+	}
+	num, _, ok := strings.Cut(rest, ".")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(num, 10, 64)
+	return id, err == nil
+}

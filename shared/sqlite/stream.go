@@ -1,0 +1,79 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// PutChunk stores chunk seq of the stream unless it exists.
+func (s *Store) PutChunk(ctx context.Context, key string, seq int, ev contracts.ModelEvent) error {
+	if key == "" {
+		return fmt.Errorf("putting stream chunk %d: empty key: %w", seq, contracts.ErrInvalid)
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("putting stream chunk %s/%d: %w", key, seq, err)
+	}
+	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO stream_chunks (key, seq, body) VALUES (?, ?, ?)`,
+		key, seq, body); err != nil {
+		return fmt.Errorf("putting stream chunk %s/%d: %w", key, seq, err)
+	}
+	return nil
+}
+
+// Complete stores the stream's completion marker unless one exists (the
+// first completion wins).
+func (s *Store) Complete(ctx context.Context, key string, resp contracts.ModelResponse) error {
+	if key == "" {
+		return fmt.Errorf("completing stream: empty key: %w", contracts.ErrInvalid)
+	}
+	body, err := json.Marshal(resp)
+	if err != nil {
+		return fmt.Errorf("completing stream %s: %w", key, err)
+	}
+	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO stream_done (key, body) VALUES (?, ?)`, key, body); err != nil {
+		return fmt.Errorf("completing stream %s: %w", key, err)
+	}
+	return nil
+}
+
+// GetStream returns the stream's chunks in seq order and its completion
+// marker, read in one statement (one snapshot); an unknown key is an empty
+// Stream.
+func (s *Store) GetStream(ctx context.Context, key string) (contracts.Stream, error) {
+	rows, err := s.query(ctx, `SELECT 1, seq, body FROM stream_chunks WHERE key = ?
+		UNION ALL SELECT 0, 0, body FROM stream_done WHERE key = ?
+		ORDER BY 1, 2`, key, key)
+	if err != nil {
+		return contracts.Stream{}, fmt.Errorf("reading stream %s: %w", key, err)
+	}
+	defer rows.Close()
+	var st contracts.Stream
+	for rows.Next() {
+		var chunk bool
+		var seq int
+		var body []byte
+		if err := rows.Scan(&chunk, &seq, &body); err != nil {
+			return contracts.Stream{}, fmt.Errorf("reading stream %s: %w", key, err)
+		}
+		if !chunk {
+			st.Done = new(contracts.ModelResponse)
+			if err := json.Unmarshal(body, st.Done); err != nil {
+				return contracts.Stream{}, fmt.Errorf("decoding completion of stream %s: %w", key, err)
+			}
+			continue
+		}
+		var ev contracts.ModelEvent
+		if err := json.Unmarshal(body, &ev); err != nil {
+			return contracts.Stream{}, fmt.Errorf("decoding chunk %d of stream %s: %w", seq, key, err)
+		}
+		st.Chunks = append(st.Chunks, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return contracts.Stream{}, fmt.Errorf("reading stream %s: %w", key, err)
+	}
+	return st, nil
+}

@@ -1,0 +1,128 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/journal"
+)
+
+// Accept records a prompt as a submission of the session (idempotent on
+// idempotencyKey) and starts it if the session is idle; otherwise it waits
+// ACCEPTED until the turns before it end. created=false means the key was
+// seen before and the earlier submission is returned.
+func (e *Engine) Accept(ctx context.Context, sessionID, prompt, idempotencyKey string) (contracts.Submission, bool, error) {
+	if strings.TrimSpace(prompt) == "" {
+		return contracts.Submission{}, false, fmt.Errorf("prompt is empty: %w", contracts.ErrInvalid)
+	}
+	if len(prompt) > MaxPromptBytes {
+		return contracts.Submission{}, false, fmt.Errorf("prompt is %d bytes, limit %d: %w", len(prompt), MaxPromptBytes, contracts.ErrTooLarge)
+	}
+	if !utf8.ValidString(prompt) {
+		return contracts.Submission{}, false, fmt.Errorf("prompt is not valid UTF-8: %w", contracts.ErrInvalid)
+	}
+	if len(idempotencyKey) > 256 {
+		return contracts.Submission{}, false, fmt.Errorf("idempotency key longer than 256 bytes: %w", contracts.ErrInvalid)
+	}
+	if _, err := e.Journal.GetSession(ctx, sessionID); err != nil {
+		return contracts.Submission{}, false, fmt.Errorf("reading session %s: %w", sessionID, err)
+	}
+	now := e.now()
+	sub, created, err := e.Journal.CreateSubmission(ctx, contracts.Submission{
+		ID: e.IDs.New("sub"), SessionID: sessionID, IdempotencyKey: idempotencyKey, Prompt: prompt,
+		Phase: contracts.PhaseAccepted, CreatedAt: now, UpdatedAt: now,
+	})
+	if err != nil {
+		return sub, false, fmt.Errorf("creating submission in session %s: %w", sessionID, err)
+	}
+	if err := e.StartNext(ctx, sessionID); err != nil {
+		// The submission is durable; repair starts it if this failed.
+		e.log().Warn("starting submission", "session_id", sessionID, "submission_id", sub.ID, "error", err)
+	}
+	return sub, created, nil
+}
+
+// StartNext starts the session's oldest ACCEPTED submission if no other
+// submission of the session is running. Idempotent; safe to call from
+// commit, fail, accept and repair concurrently.
+func (e *Engine) StartNext(ctx context.Context, sessionID string) error {
+	for range 8 {
+		sess, err := e.Journal.GetSession(ctx, sessionID)
+		if err != nil {
+			return fmt.Errorf("reading session %s: %w", sessionID, err)
+		}
+		if sess.Active != "" {
+			a, err := e.Journal.GetSubmission(ctx, sess.Active)
+			if err != nil && !errors.Is(err, contracts.ErrNotFound) {
+				return fmt.Errorf("reading active submission %s: %w", sess.Active, err)
+			}
+			if err == nil && a.Phase == contracts.PhaseAccepted {
+				return e.begin(ctx, sess, a)
+			}
+			if err == nil && !a.Phase.Terminal() {
+				return nil // a turn is running
+			}
+		}
+		subs, err := e.Journal.ListSubmissions(ctx, sessionID)
+		if err != nil {
+			return fmt.Errorf("listing submissions of session %s: %w", sessionID, err)
+		}
+		var next *contracts.Submission
+		for i := range subs {
+			if subs[i].Phase == contracts.PhaseAccepted {
+				next = &subs[i]
+				break
+			}
+		}
+		upd := sess
+		if next == nil {
+			if sess.Active == "" {
+				return nil
+			}
+			upd.Active = ""
+		} else {
+			upd.Active = next.ID
+		}
+		upd.UpdatedAt = e.now()
+		sess, err = e.Journal.UpdateSession(ctx, upd, sess.Version)
+		if lost(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("claiming session %s: %w", sessionID, err)
+		}
+		if next == nil {
+			return nil
+		}
+		return e.begin(ctx, sess, *next)
+	}
+	return fmt.Errorf("starting next submission of session %s: too much contention: %w", sessionID, contracts.ErrConflict)
+}
+
+// begin appends the user node under the session head and moves the
+// submission to (0, MODEL).
+func (e *Engine) begin(ctx context.Context, sess contracts.Session, sub contracts.Submission) error {
+	now := e.now()
+	node := contracts.Node{
+		ID: ids.Node(sub.ID, 0, contracts.RoleUser), Parent: sess.Head, SessionID: sess.ID, SubmissionID: sub.ID,
+		Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: sub.Prompt}}, CreatedAt: sub.CreatedAt,
+	}
+	if err := e.Transcript.PutNode(ctx, node); err != nil {
+		return fmt.Errorf("writing user node of submission %s: %w", sub.ID, err)
+	}
+	next := sub
+	next.Phase, next.Step, next.Leaf, next.StartedAt = contracts.PhaseModel, 0, node.ID, now
+	sub, err := journal.Advance(ctx, e.Journal, sub, next, now)
+	if lost(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return e.Enqueue(ctx, contracts.QueueModel, sub, "")
+}

@@ -1,0 +1,104 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/journal"
+)
+
+// Commit moves the session head to the turn's leaf, marks the submission
+// COMMITTED, emits completion and starts the session's next submission.
+func (e *Engine) Commit(ctx context.Context, m contracts.Message) error {
+	sub, err := e.Journal.GetSubmission(ctx, m.SubmissionID)
+	if err != nil {
+		return e.staleOr(err, m)
+	}
+	if sub.Phase == contracts.PhaseCommitted {
+		return e.StartNext(ctx, sub.SessionID) // a repeat: make sure the session moved on
+	}
+	if sub.Phase != contracts.PhaseCommit {
+		return nil
+	}
+	if err := e.release(ctx, sub, true); err != nil {
+		return err
+	}
+	next := sub
+	next.Phase = contracts.PhaseCommitted
+	done, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
+	if lost(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: "end", Type: contracts.EventCommitted, Step: done.Step, Text: done.Result}); err != nil {
+		return err
+	}
+	e.log().Info("submission committed", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step)
+	return e.StartNext(ctx, sub.SessionID)
+}
+
+// release frees the session if sub is its active submission; moveHead also
+// moves the session head to sub's leaf in the same conditional write.
+func (e *Engine) release(ctx context.Context, sub contracts.Submission, moveHead bool) error {
+	for range 8 {
+		sess, err := e.Journal.GetSession(ctx, sub.SessionID)
+		if err != nil {
+			return fmt.Errorf("reading session %s: %w", sub.SessionID, err)
+		}
+		if sess.Active != sub.ID {
+			return nil
+		}
+		upd := sess
+		upd.Active = ""
+		if moveHead {
+			upd.Head = sub.Leaf
+		}
+		upd.UpdatedAt = e.now()
+		_, err = e.Journal.UpdateSession(ctx, upd, sess.Version)
+		if lost(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("releasing session %s: %w", sub.SessionID, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("releasing session %s: too much contention: %w", sub.SessionID, contracts.ErrConflict)
+}
+
+// Fail ends sub FAILED with reason (e.g. "limit_tripped:steps"), frees the
+// session and starts the next submission. A lost race is not an error.
+func (e *Engine) Fail(ctx context.Context, sub contracts.Submission, reason string) error {
+	next := sub
+	next.Phase, next.Error = contracts.PhaseFailed, reason
+	return e.finishFailed(ctx, sub, next)
+}
+
+func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submission) error {
+	done, err := journal.Advance(ctx, e.Journal, cur, next, e.now())
+	if lost(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e.log().Warn("submission failed", "session_id", done.SessionID, "submission_id", done.ID, "step", done.Step, "reason", done.Error)
+	if err := e.emit(ctx, contracts.Event{SubmissionID: done.ID, Key: "end", Type: contracts.EventFailed, Step: done.Step, Text: done.Error, IsError: true}); err != nil {
+		return err
+	}
+	if err := e.release(ctx, done, false); err != nil {
+		return err
+	}
+	return e.StartNext(ctx, done.SessionID)
+}
+
+func (e *Engine) staleOr(err error, m contracts.Message) error {
+	if isNotFound(err) {
+		e.log().Warn("message for unknown submission", "submission_id", m.SubmissionID)
+		return nil
+	}
+	return fmt.Errorf("reading submission %s: %w", m.SubmissionID, err)
+}

@@ -1,0 +1,155 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// Defaults applied when a session leaves a limit at zero.
+const (
+	DefaultMaxSteps       = 50
+	DefaultMaxTokens      = 1_000_000
+	DefaultMaxWallSeconds = 3600
+	DefaultLeaseTTL       = 15 * time.Minute
+	DefaultMaxAttempts    = 5
+	DefaultApprovalWait   = 24 * time.Hour
+	MaxPromptBytes        = 256 << 10
+)
+
+// ModelResolver returns the client for a session's "provider:model" string
+// and the model name to send to it. Unknown providers → ErrInvalid.
+type ModelResolver func(model string) (contracts.ModelClient, string, error)
+
+// Deps are the ports a handler may use. Plain fields: a test swaps one.
+type Deps struct {
+	Journal    contracts.JournalStore
+	Transcript contracts.TranscriptStore
+	Streams    contracts.StreamStore
+	Events     contracts.EventLog
+	Queue      contracts.Queue
+	Models     ModelResolver
+	Registry   contracts.ToolRegistry
+	Sandboxes  contracts.SandboxProvider
+	Clock      contracts.Clock
+	IDs        contracts.IDs
+	Log        *slog.Logger
+
+	Owner       string        // lease owner id of this process
+	LeaseTTL    time.Duration // 0 = DefaultLeaseTTL
+	MaxAttempts int           // per (step, phase); 0 = DefaultMaxAttempts
+	OutputCap   int           // tool output cap in bytes; 0 = tools default
+}
+
+// Engine runs the phase handlers.
+type Engine struct {
+	Deps
+}
+
+// Handle dispatches a queue message to its phase handler.
+func (e *Engine) Handle(ctx context.Context, m contracts.Message) error {
+	switch m.Kind {
+	case contracts.QueueModel:
+		return e.Model(ctx, m)
+	case contracts.QueueTools:
+		return e.Tools(ctx, m)
+	case contracts.QueueCommit:
+		return e.Commit(ctx, m)
+	}
+	e.log().Warn("dropping message of unknown kind", "kind", m.Kind, "submission_id", m.SubmissionID)
+	return nil
+}
+
+func (e *Engine) log() *slog.Logger {
+	if e.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Log
+}
+
+func (e *Engine) now() time.Time { return e.Clock.Now() }
+
+func (e *Engine) leaseTTL() time.Duration {
+	if e.LeaseTTL <= 0 {
+		return DefaultLeaseTTL
+	}
+	return e.LeaseTTL
+}
+
+func (e *Engine) maxAttempts() int {
+	if e.MaxAttempts <= 0 {
+		return DefaultMaxAttempts
+	}
+	return e.MaxAttempts
+}
+
+// Enqueue sends the wake-up for sub's current phase to queue kind. A
+// non-empty nonce marks a deliberate re-drive so deduplication keeps it.
+func (e *Engine) Enqueue(ctx context.Context, kind string, sub contracts.Submission, nonce string) error {
+	m := contracts.Message{Kind: kind, SessionID: sub.SessionID, SubmissionID: sub.ID, Step: sub.Step, Phase: sub.Phase, Version: sub.Version, Nonce: nonce}
+	if err := e.Queue.Send(ctx, kind, m); err != nil {
+		return fmt.Errorf("enqueueing %s for submission %s: %w", kind, sub.ID, err)
+	}
+	return nil
+}
+
+func (e *Engine) emit(ctx context.Context, ev contracts.Event) error {
+	if ev.At.IsZero() {
+		ev.At = e.now()
+	}
+	if err := e.Events.AppendEvent(ctx, ev); err != nil {
+		return fmt.Errorf("appending %s event for submission %s: %w", ev.Type, ev.SubmissionID, err)
+	}
+	return nil
+}
+
+// load reads the submission a message points at; ok=false means the
+// message is stale (unknown submission, or the journal moved past it).
+func (e *Engine) load(ctx context.Context, m contracts.Message, phase contracts.Phase) (contracts.Submission, bool, error) {
+	sub, err := e.Journal.GetSubmission(ctx, m.SubmissionID)
+	if errors.Is(err, contracts.ErrNotFound) {
+		e.log().Warn("message for unknown submission", "submission_id", m.SubmissionID)
+		return sub, false, nil
+	}
+	if err != nil {
+		return sub, false, fmt.Errorf("reading submission %s: %w", m.SubmissionID, err)
+	}
+	if sub.Phase != phase || sub.Step != m.Step {
+		return sub, false, nil
+	}
+	return sub, true, nil
+}
+
+// lost reports whether err means another writer won: the caller stops.
+func lost(err error) bool { return errors.Is(err, contracts.ErrConflict) }
+
+func limitsOf(l contracts.Limits) contracts.Limits {
+	if l.MaxSteps <= 0 {
+		l.MaxSteps = DefaultMaxSteps
+	}
+	if l.MaxTokens <= 0 {
+		l.MaxTokens = DefaultMaxTokens
+	}
+	if l.MaxWallSeconds <= 0 {
+		l.MaxWallSeconds = DefaultMaxWallSeconds
+	}
+	return l
+}
+
+// tripped names the limit sub has exceeded, or "".
+func tripped(sub contracts.Submission, l contracts.Limits, now time.Time) string {
+	l = limitsOf(l)
+	switch {
+	case sub.Phase == contracts.PhaseModel && sub.Step >= l.MaxSteps:
+		return "steps"
+	case sub.Usage.InputTokens+sub.Usage.OutputTokens > l.MaxTokens:
+		return "tokens"
+	case !sub.StartedAt.IsZero() && now.Sub(sub.StartedAt) > time.Duration(l.MaxWallSeconds)*time.Second:
+		return "wall_time"
+	}
+	return ""
+}

@@ -1,0 +1,209 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/journal"
+	"github.com/cairnrun/cairn/shared/policy"
+)
+
+// Interrupted is the result given to a mutating call that started and left
+// no result: it is never re-run; the model decides what to do.
+const Interrupted = "interrupted — outcome unknown: the process running this call stopped before recording a result"
+
+func isNotFound(err error) bool { return errors.Is(err, contracts.ErrNotFound) }
+
+// Tools handles the tools phase: lease, decide each call under the policy,
+// run the calls that have no result yet (writing "started" first), park
+// the turn if a call awaits approval, else write the tool node and advance
+// to the next model step.
+func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
+	sub, ok, err := e.load(ctx, m, contracts.PhaseTools)
+	if !ok || err != nil {
+		return err
+	}
+	sess, err := e.Journal.GetSession(ctx, sub.SessionID)
+	if err != nil {
+		return fmt.Errorf("reading session %s: %w", sub.SessionID, err)
+	}
+	if which := tripped(sub, sess.Spec.Limits, e.now()); which != "" {
+		return e.Fail(ctx, sub, "limit_tripped:"+which)
+	}
+	sub, err = journal.Lease(ctx, e.Journal, sub, e.Owner, e.now(), e.leaseTTL(), nil)
+	if lost(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if sub.Attempt > e.maxAttempts() {
+		return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:TOOLS step %d", sub.Step))
+	}
+	sandbox, err := e.Sandboxes.Acquire(ctx, sess.ID, sess.Spec.Sandbox)
+	if err != nil {
+		return fmt.Errorf("acquiring sandbox of session %s: %w", sess.ID, err)
+	}
+	ts, err := e.Registry.Bind(sess.Spec.Tools, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap})
+	if errors.Is(err, contracts.ErrInvalid) {
+		return e.Fail(ctx, sub, "tool_binding: "+err.Error())
+	}
+	if err != nil {
+		return fmt.Errorf("binding tools of session %s: %w", sess.ID, err)
+	}
+	recs, err := e.Journal.ToolRecords(ctx, sub.ID, sub.Step)
+	if err != nil {
+		return fmt.Errorf("reading tool records of submission %s step %d: %w", sub.ID, sub.Step, err)
+	}
+	results := make([]contracts.ToolResult, len(sub.ToolRequests))
+	var park []contracts.Approval
+	for i, call := range sub.ToolRequests {
+		if r := recs[call.ID].Result; r != nil {
+			results[i] = *r
+			continue
+		}
+		d, why := e.decide(sess, sub, call)
+		switch d {
+		case contracts.Ask:
+			park = append(park, e.approvalFor(sess, sub, call))
+			continue
+		case contracts.Deny:
+			results[i] = contracts.ToolResult{CallID: call.ID, Content: "denied: " + why, IsError: true}
+		default:
+			if recs[call.ID].Started && ts.Effect(call.Name) != contracts.ReadOnly {
+				results[i] = contracts.ToolResult{CallID: call.ID, Content: Interrupted, IsError: true}
+			} else if results[i], err = e.run(ctx, sub, ts, call); err != nil {
+				return err
+			}
+		}
+		if err := e.Journal.PutToolResult(ctx, sub.ID, sub.Step, results[i]); err != nil {
+			return fmt.Errorf("recording result of call %s: %w", call.ID, err)
+		}
+		if recs2, err := e.Journal.ToolRecords(ctx, sub.ID, sub.Step); err == nil && recs2[call.ID].Result != nil {
+			results[i] = *recs2[call.ID].Result // first result written wins
+		}
+	}
+	if len(park) > 0 {
+		return e.park(ctx, sub, park)
+	}
+	return e.recordTools(ctx, sub, results)
+}
+
+func (e *Engine) decide(sess contracts.Session, sub contracts.Submission, call contracts.ToolCall) (contracts.Decision, string) {
+	d, why := policy.Decide(sess.Spec.Policy, call)
+	if d != contracts.Ask {
+		return d, why
+	}
+	for _, a := range sub.Approvals {
+		if a.CallID != call.ID || a.Decision == "" {
+			continue
+		}
+		if a.Decision == contracts.Allow {
+			return contracts.Allow, "approved"
+		}
+		reason := "denied by the approver"
+		if a.Reason != "" {
+			reason += ": " + a.Reason
+		}
+		return contracts.Deny, reason
+	}
+	return contracts.Ask, why
+}
+
+func (e *Engine) approvalFor(sess contracts.Session, sub contracts.Submission, call contracts.ToolCall) contracts.Approval {
+	for _, a := range sub.Approvals {
+		if a.CallID == call.ID {
+			return a
+		}
+	}
+	wait := DefaultApprovalWait
+	if s := sess.Spec.Policy.ApprovalTimeoutSeconds; s > 0 {
+		wait = time.Duration(s) * time.Second
+	}
+	return contracts.Approval{ID: ids.Approval(sub.ID, sub.Step, call.ID), CallID: call.ID, Tool: call.Name, Input: call.Input, ExpiresAt: e.now().Add(wait)}
+}
+
+// run writes the started marker, runs the call and reports progress.
+func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts.Toolset, call contracts.ToolCall) (contracts.ToolResult, error) {
+	if err := e.Journal.MarkToolStarted(ctx, sub.ID, sub.Step, call.ID); err != nil {
+		return contracts.ToolResult{}, fmt.Errorf("marking call %s started: %w", call.ID, err)
+	}
+	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("tool_started/%d/%s", sub.Step, call.ID), Type: contracts.EventToolStarted, Step: sub.Step, Tool: call.Name, CallID: call.ID, Text: string(call.Input)}); err != nil {
+		return contracts.ToolResult{}, err
+	}
+	r, err := ts.Call(ctx, call)
+	if err != nil {
+		return r, fmt.Errorf("running call %s (%s): %w", call.ID, call.Name, err)
+	}
+	r.CallID = call.ID
+	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("tool_finished/%d/%s", sub.Step, call.ID), Type: contracts.EventToolFinished, Step: sub.Step, Tool: call.Name, CallID: call.ID, Text: r.Content, IsError: r.IsError}); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// park records pending approvals durably and releases the lease; the turn
+// waits for a decision (Decide) or the approval timeout (repair).
+func (e *Engine) park(ctx context.Context, sub contracts.Submission, pending []contracts.Approval) error {
+	next := sub
+	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
+	next.Approvals = mergeApprovals(sub.Approvals, pending)
+	next.Attempt = 0 // waiting for a person is not a failed attempt
+	parked, err := journal.Update(ctx, e.Journal, sub, next, e.now())
+	if lost(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, a := range pending {
+		if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: "approval/" + a.ID, Type: contracts.EventApprovalNeeded, Step: sub.Step, Tool: a.Tool, CallID: a.CallID, ApprovalID: a.ID, Text: string(a.Input)}); err != nil {
+			return err
+		}
+	}
+	e.log().Info("turn parked for approval", "session_id", parked.SessionID, "submission_id", parked.ID, "step", parked.Step, "pending", len(pending))
+	return nil
+}
+
+func mergeApprovals(have, add []contracts.Approval) []contracts.Approval {
+	out := append([]contracts.Approval(nil), have...)
+	for _, a := range add {
+		found := false
+		for _, h := range have {
+			found = found || h.ID == a.ID
+		}
+		if !found {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// recordTools writes the tool node and advances to the next model step.
+func (e *Engine) recordTools(ctx context.Context, sub contracts.Submission, results []contracts.ToolResult) error {
+	node := contracts.Node{
+		ID: ids.Node(sub.ID, sub.Step, contracts.RoleTool), Parent: sub.Leaf, SessionID: sub.SessionID,
+		SubmissionID: sub.ID, Role: contracts.RoleTool, CreatedAt: e.now(),
+	}
+	for i := range results {
+		node.Blocks = append(node.Blocks, contracts.Block{Type: contracts.BlockToolResult, ToolResult: &results[i]})
+	}
+	if err := e.Transcript.PutNode(ctx, node); err != nil {
+		return fmt.Errorf("writing tool node of submission %s step %d: %w", sub.ID, sub.Step, err)
+	}
+	next := sub
+	next.Step, next.Phase, next.Leaf = sub.Step+1, contracts.PhaseModel, node.ID
+	next.ToolRequests, next.Approvals, next.StreamKey = nil, nil, ""
+	sub, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
+	if lost(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return e.Enqueue(ctx, contracts.QueueModel, sub, "")
+}
