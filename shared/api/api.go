@@ -48,7 +48,9 @@ func New(cfg Config) http.Handler {
 	}
 	s := &server{cfg}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, map[string]string{"status": "ok"}) })
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
 	mux.HandleFunc("POST /v1/sessions", s.auth(s.createSession))
 	mux.HandleFunc("GET /v1/sessions", s.auth(s.listSessions))
 	mux.HandleFunc("GET /v1/sessions/{id}", s.auth(s.getSession))
