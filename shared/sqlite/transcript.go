@@ -40,8 +40,8 @@ func (s *Store) GetNode(ctx context.Context, id string) (contracts.Node, error) 
 }
 
 // Path returns the nodes from the root to leaf, fetching up to pathChunk
-// ancestors per query. A missing leaf or ancestor is ErrNotFound; a cyclic
-// parent chain is ErrInvalid.
+// ancestors per query. An empty leaf is the empty path. A missing leaf or
+// ancestor is ErrNotFound; a cyclic parent chain is ErrInvalid.
 func (s *Store) Path(ctx context.Context, leaf string) ([]contracts.Node, error) {
 	var (
 		path []contracts.Node // leaf first while collecting
@@ -50,7 +50,7 @@ func (s *Store) Path(ctx context.Context, leaf string) ([]contracts.Node, error)
 	)
 	for next != "" {
 		from := next
-		n, parent, err := s.pathChunk(ctx, from, seen, &path)
+		n, parent, err := s.pathSegment(ctx, from, seen, &path)
 		if err != nil {
 			return nil, fmt.Errorf("reading transcript path to %s: %w", leaf, err)
 		}
@@ -70,9 +70,9 @@ func (s *Store) Path(ctx context.Context, leaf string) ([]contracts.Node, error)
 	return path, nil
 }
 
-// pathChunk appends from and up to pathChunk-1 of its ancestors to path,
+// pathSegment appends from and up to pathChunk-1 of its ancestors to path,
 // leaf first, and returns how many it found and the parent of the last one.
-func (s *Store) pathChunk(ctx context.Context, from string, seen map[string]bool, path *[]contracts.Node) (int, string, error) {
+func (s *Store) pathSegment(ctx context.Context, from string, seen map[string]bool, path *[]contracts.Node) (int, string, error) {
 	rows, err := s.query(ctx, `WITH RECURSIVE chain (id, parent, body, depth) AS (
 			SELECT id, parent, body, 0 FROM nodes WHERE id = ?
 			UNION ALL
