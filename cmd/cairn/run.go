@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -32,6 +35,8 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 	sessionID := fs.String("session", "", "continue this session instead of creating one")
 	key := fs.String("key", "", "idempotency key (default random)")
 	approve := fs.String("approve", "ask", "what to do when a tool call needs approval: ask | allow | deny")
+	askTools := fs.String("ask", "", "comma-separated tools that need approval in a new session (e.g. bash,python)")
+	denyTools := fs.String("deny", "", "comma-separated tools denied in a new session")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -49,7 +54,18 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 	defer closeFn()
 	sid := *sessionID
 	if sid == "" {
-		s, err := cl.createSession(ctx, contracts.SessionSpec{Model: *model})
+		spec := contracts.SessionSpec{Model: *model}
+		for d, list := range map[contracts.Decision]string{contracts.Ask: *askTools, contracts.Deny: *denyTools} {
+			for _, name := range strings.Split(list, ",") {
+				if name = strings.TrimSpace(name); name != "" {
+					if spec.Policy.Tools == nil {
+						spec.Policy.Tools = map[string]contracts.Decision{}
+					}
+					spec.Policy.Tools[name] = d
+				}
+			}
+		}
+		s, err := cl.createSession(ctx, spec)
 		if err != nil {
 			return fmt.Errorf("creating session: %w", err)
 		}
@@ -103,12 +119,23 @@ func follow(ctx context.Context, cl *client, w io.Writer, sid, subID string, app
 }
 
 func ask(ctx context.Context, cl *client, w io.Writer, sid string, ev contracts.Event, approve contracts.Decision, in io.Reader) error {
+	sess, err := cl.session(ctx, sid)
+	if err != nil {
+		return err
+	}
+	pending := false
+	for _, a := range sess.PendingApprovals {
+		pending = pending || a.ID == ev.ApprovalID
+	}
+	if !pending {
+		return nil // decided already (events are replayed from the start)
+	}
 	d := approve
 	if d == contracts.Ask {
 		if f, ok := in.(*os.File); !ok || !isTerminal(f) {
 			return &parkedError{session: sid, approval: ev.ApprovalID}
 		}
-		fmt.Fprintf(w, "  ? allow %s %s? [y/N] ", ev.Tool, ev.Text)
+		fmt.Fprintf(w, "  ? allow %s %s? [y/N] ", ev.Tool, unescapeJSON(ev.Text))
 		line, _ := bufio.NewReader(in).ReadString('\n')
 		d = contracts.Deny
 		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(line)), "y") {
@@ -122,9 +149,10 @@ func ask(ctx context.Context, cl *client, w io.Writer, sid string, ev contracts.
 	return nil
 }
 
+// isTerminal reports whether f is a terminal (not /dev/null, a pipe or a file).
 func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // printer renders events as human progress lines.
@@ -170,9 +198,25 @@ func (p *printer) print(ev contracts.Event) {
 }
 
 func short(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(unescapeJSON(s)), " ")
 	if len(s) > n {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// unescapeJSON re-encodes a JSON text without HTML escapes (\u003e → >)
+// for display; anything else is returned as is.
+func unescapeJSON(s string) string {
+	var v any
+	if !strings.HasPrefix(s, "{") || json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return s
+	}
+	return strings.TrimSpace(buf.String())
 }

@@ -37,7 +37,7 @@ func (s *server) listSubmissions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	subs, err := s.Journal.ListSubmissions(s.ctx(r), id)
+	subs, err := s.Journal.ListSubmissions(s.ctx(r), id, "", 0)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -97,12 +97,14 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		if s.Wake != nil {
 			wake = s.Wake()
 		}
-		evs, err := s.Events.ListEvents(s.ctx(r), sid, after, 500)
+		// Record first, then events: a terminal record's end event is
+		// written before it, so this order never reports done without it.
+		sub, err := s.Journal.GetSubmission(s.ctx(r), sid)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		sub, err := s.Journal.GetSubmission(s.ctx(r), sid)
+		evs, err := s.Events.ListEvents(s.ctx(r), sid, after, 500)
 		if err != nil {
 			s.fail(w, r, err)
 			return

@@ -29,8 +29,9 @@ type JournalStore interface {
 	GetSubmission(ctx context.Context, id string) (Submission, error)
 	UpdateSubmission(ctx context.Context, s Submission, expected int64) (Submission, error)
 	// ListSubmissions returns a session's submissions in creation order
-	// (ids are time-ordered).
-	ListSubmissions(ctx context.Context, sessionID string) ([]Submission, error)
+	// (ids are time-ordered), only those in phase when phase is not "", at
+	// most limit (≤ 0: all).
+	ListSubmissions(ctx context.Context, sessionID string, phase Phase, limit int) ([]Submission, error)
 	// ListUnfinished returns non-terminal submissions (the sparse repair
 	// index), oldest update first.
 	ListUnfinished(ctx context.Context, limit int) ([]Submission, error)
@@ -60,11 +61,12 @@ type Stream struct {
 // StreamStore keeps model stream chunks and the completion marker under the
 // stream key so a finished stream is never bought twice.
 //
-// PutChunk is create-if-absent on (key, seq); Complete is create-if-absent
-// on key (the first completion wins). Get on an unknown key returns an empty
-// Stream and nil error.
+// PutChunks stores evs as chunks first, first+1, … in one write, each
+// create-if-absent on (key, seq): writers batch chunks that arrive close
+// together. Complete is create-if-absent on key (the first completion wins).
+// GetStream on an unknown key returns an empty Stream and nil error.
 type StreamStore interface {
-	PutChunk(ctx context.Context, key string, seq int, ev ModelEvent) error
+	PutChunks(ctx context.Context, key string, first int, evs ...ModelEvent) error
 	Complete(ctx context.Context, key string, resp ModelResponse) error
 	GetStream(ctx context.Context, key string) (Stream, error)
 }
@@ -97,12 +99,12 @@ type Event struct {
 
 // EventLog is an append-only, per-submission ordered event list.
 //
-// Append is idempotent on (SubmissionID, Key): a repeat is a no-op, so a
-// re-driven handler does not duplicate progress. Seq is assigned by the
-// store, strictly increasing within a submission. List returns events with
-// Seq > after, in order.
+// AppendEvents appends evs in order in one write, each idempotent on
+// (SubmissionID, Key): a repeat is a no-op, so a re-driven handler does not
+// duplicate progress. Seq is assigned by the store, strictly increasing
+// within a submission. ListEvents returns events with Seq > after, in order.
 type EventLog interface {
-	AppendEvent(ctx context.Context, e Event) error
+	AppendEvents(ctx context.Context, evs ...Event) error
 	ListEvents(ctx context.Context, submissionID string, after int64, limit int) ([]Event, error)
 }
 

@@ -23,6 +23,9 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
+// maxSeq is the largest counter value that fits its six digits.
+const maxSeq = 999_999
+
 // Generator implements contracts.IDs.
 type Generator struct {
 	clock contracts.Clock
@@ -43,6 +46,10 @@ func (g *Generator) New(prefix string) string {
 	if ms <= g.last {
 		ms = g.last
 		g.seq++
+		if g.seq > maxSeq { // counter full: borrow the next millisecond
+			ms++
+			g.last, g.seq = ms, 0
+		}
 	} else {
 		g.last, g.seq = ms, 0
 	}

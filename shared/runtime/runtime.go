@@ -65,8 +65,10 @@ type Runtime struct {
 	Repair  *repair.Repairer
 	Workers *worker.Pool
 	API     http.Handler
-	// QueueSignal fires on every Send; EventSignal on every event append.
-	QueueSignal, EventSignal *worker.Signal
+	// QueueSignals fire on every Send to their queue; EventSignal on every
+	// event append.
+	QueueSignals *worker.Signals
+	EventSignal  *worker.Signal
 }
 
 // Assemble builds the runtime from a backend's ports.
@@ -84,8 +86,8 @@ func Assemble(p Ports, cfg Config) (*Runtime, error) {
 	if cfg.DefaultModel == "" {
 		cfg.DefaultModel = "scripted:plain"
 	}
-	rt := &Runtime{Ports: p, Config: cfg, QueueSignal: &worker.Signal{}, EventSignal: &worker.Signal{}}
-	q := worker.NotifyQueue{Queue: p.Queue, Signal: rt.QueueSignal}
+	rt := &Runtime{Ports: p, Config: cfg, QueueSignals: &worker.Signals{}, EventSignal: &worker.Signal{}}
+	q := worker.NotifyQueue{Queue: p.Queue, Signals: rt.QueueSignals}
 	ev := worker.NotifyEvents{EventLog: p.Events, Signal: rt.EventSignal}
 	rt.Engine = &turn.Engine{Deps: turn.Deps{
 		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q,
@@ -94,7 +96,7 @@ func Assemble(p Ports, cfg Config) (*Runtime, error) {
 	}}
 	rt.Repair = &repair.Repairer{Engine: rt.Engine, StuckAfter: cfg.StuckAfter}
 	rt.Workers = &worker.Pool{
-		Queue: q, Handle: rt.Engine.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignal.Wait, Log: cfg.Log,
+		Queue: q, Handle: rt.Engine.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignals.Wait, Log: cfg.Log,
 		Queues: []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit},
 	}
 	rt.API = api.New(api.Config{

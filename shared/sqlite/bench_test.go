@@ -94,8 +94,8 @@ func BenchmarkStep(b *testing.B) {
 		sub, _ = s.GetSubmission(ctx, "sub")
 		advance() // lease
 		for i := range 8 {
-			must(b, s.PutChunk(ctx, key, i, contracts.ModelEvent{Type: contracts.ModelText, Text: "token "}))
-			must(b, s.AppendEvent(ctx, contracts.Event{SubmissionID: "sub", Key: fmt.Sprint(key, "/", i), Type: contracts.EventTextDelta, Text: "token "}))
+			must(b, s.PutChunks(ctx, key, i, contracts.ModelEvent{Type: contracts.ModelText, Text: "token "}))
+			must(b, s.AppendEvents(ctx, contracts.Event{SubmissionID: "sub", Key: fmt.Sprint(key, "/", i), Type: contracts.EventTextDelta, Text: "token "}))
 		}
 		must(b, s.Complete(ctx, key, contracts.ModelResponse{Text: "ok"}))
 		id := fmt.Sprint("node-", step)

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -11,19 +12,41 @@ import (
 // AppendEvent appends e unless an event with its (SubmissionID, Key) exists.
 // The store assigns Seq (one increasing sequence across submissions, so
 // strictly increasing within each); e.Seq is ignored. Key is required.
-func (s *Store) AppendEvent(ctx context.Context, e contracts.Event) error {
-	if e.SubmissionID == "" || e.Key == "" {
-		return fmt.Errorf("appending event %q of submission %q: empty submission id or key: %w",
-			e.Key, e.SubmissionID, contracts.ErrInvalid)
+func (s *Store) AppendEvents(ctx context.Context, evs ...contracts.Event) error {
+	bodies := make([][]byte, len(evs))
+	for i, e := range evs {
+		if e.SubmissionID == "" || e.Key == "" {
+			return fmt.Errorf("appending event %q of submission %q: empty submission id or key: %w",
+				e.Key, e.SubmissionID, contracts.ErrInvalid)
+		}
+		e.Seq = 0
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("appending event %s of submission %s: %w", e.Key, e.SubmissionID, err)
+		}
+		bodies[i] = b
 	}
-	e.Seq = 0
-	body, err := json.Marshal(e)
+	const q = `INSERT OR IGNORE INTO events (submission_id, key, body) VALUES (?, ?, ?)`
+	if len(evs) == 1 {
+		if _, err := s.exec(ctx, q, evs[0].SubmissionID, evs[0].Key, bodies[0]); err != nil {
+			return fmt.Errorf("appending event %s of submission %s: %w", evs[0].Key, evs[0].SubmissionID, err)
+		}
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		st, err := s.txStmt(ctx, tx, q)
+		if err != nil {
+			return err
+		}
+		for i, e := range evs {
+			if _, err := st.ExecContext(ctx, e.SubmissionID, e.Key, bodies[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("appending event %s of submission %s: %w", e.Key, e.SubmissionID, err)
-	}
-	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO events (submission_id, key, body) VALUES (?, ?, ?)`,
-		e.SubmissionID, e.Key, body); err != nil {
-		return fmt.Errorf("appending event %s of submission %s: %w", e.Key, e.SubmissionID, err)
+		return fmt.Errorf("appending %d events: %w", len(evs), err)
 	}
 	return nil
 }

@@ -150,8 +150,9 @@ func (s *Store) UpdateSubmission(ctx context.Context, sub contracts.Submission, 
 }
 
 // ListSubmissions returns a session's submissions ordered by id.
-func (s *Store) ListSubmissions(ctx context.Context, sessionID string) ([]contracts.Submission, error) {
-	rows, err := s.query(ctx, `SELECT body FROM submissions WHERE session_id = ? ORDER BY id`, sessionID)
+func (s *Store) ListSubmissions(ctx context.Context, sessionID string, phase contracts.Phase, limit int) ([]contracts.Submission, error) {
+	rows, err := s.query(ctx, `SELECT body FROM submissions WHERE session_id = ? AND (? = '' OR phase = ?)
+		ORDER BY id LIMIT ?`, sessionID, phase, phase, limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("listing submissions of session %s: %w", sessionID, err)
 	}

@@ -2,24 +2,48 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
-// PutChunk stores chunk seq of the stream unless it exists.
-func (s *Store) PutChunk(ctx context.Context, key string, seq int, ev contracts.ModelEvent) error {
+// PutChunks stores evs as chunks first, first+1, … in one transaction,
+// each unless it exists.
+func (s *Store) PutChunks(ctx context.Context, key string, first int, evs ...contracts.ModelEvent) error {
 	if key == "" {
-		return fmt.Errorf("putting stream chunk %d: empty key: %w", seq, contracts.ErrInvalid)
+		return fmt.Errorf("putting stream chunk %d: empty key: %w", first, contracts.ErrInvalid)
 	}
-	body, err := json.Marshal(ev)
+	bodies := make([][]byte, len(evs))
+	for i, ev := range evs {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("putting stream chunk %s/%d: %w", key, first+i, err)
+		}
+		bodies[i] = b
+	}
+	const q = `INSERT OR IGNORE INTO stream_chunks (key, seq, body) VALUES (?, ?, ?)`
+	if len(bodies) == 1 {
+		if _, err := s.exec(ctx, q, key, first, bodies[0]); err != nil {
+			return fmt.Errorf("putting stream chunk %s/%d: %w", key, first, err)
+		}
+		return nil
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		st, err := s.txStmt(ctx, tx, q)
+		if err != nil {
+			return err
+		}
+		for i, b := range bodies {
+			if _, err := st.ExecContext(ctx, key, first+i, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("putting stream chunk %s/%d: %w", key, seq, err)
-	}
-	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO stream_chunks (key, seq, body) VALUES (?, ?, ?)`,
-		key, seq, body); err != nil {
-		return fmt.Errorf("putting stream chunk %s/%d: %w", key, seq, err)
+		return fmt.Errorf("putting stream chunks %s/%d..%d: %w", key, first, first+len(evs)-1, err)
 	}
 	return nil
 }

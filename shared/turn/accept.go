@@ -68,16 +68,13 @@ func (e *Engine) StartNext(ctx context.Context, sessionID string) error {
 				return nil // a turn is running
 			}
 		}
-		subs, err := e.Journal.ListSubmissions(ctx, sessionID)
+		waiting, err := e.Journal.ListSubmissions(ctx, sessionID, contracts.PhaseAccepted, 1)
 		if err != nil {
-			return fmt.Errorf("listing submissions of session %s: %w", sessionID, err)
+			return fmt.Errorf("listing waiting submissions of session %s: %w", sessionID, err)
 		}
 		var next *contracts.Submission
-		for i := range subs {
-			if subs[i].Phase == contracts.PhaseAccepted {
-				next = &subs[i]
-				break
-			}
+		if len(waiting) > 0 {
+			next = &waiting[0]
 		}
 		upd := sess
 		if next == nil {

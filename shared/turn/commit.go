@@ -24,16 +24,16 @@ func (e *Engine) Commit(ctx context.Context, m contracts.Message) error {
 	if err := e.release(ctx, sub, true); err != nil {
 		return err
 	}
-	next := sub
-	next.Phase = contracts.PhaseCommitted
-	done, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
-	if lost(err) {
-		return nil
-	}
-	if err != nil {
+	// The end event is written before the terminal advance, so a reader
+	// that sees the record terminal and then reads events finds it.
+	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: "end/committed", Type: contracts.EventCommitted, Step: sub.Step, Text: sub.Result}); err != nil {
 		return err
 	}
-	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: "end", Type: contracts.EventCommitted, Step: done.Step, Text: done.Result}); err != nil {
+	next := sub
+	next.Phase = contracts.PhaseCommitted
+	if _, err := journal.Advance(ctx, e.Journal, sub, next, e.now()); lost(err) {
+		return nil
+	} else if err != nil {
 		return err
 	}
 	e.log().Info("submission committed", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step)
@@ -78,6 +78,9 @@ func (e *Engine) Fail(ctx context.Context, sub contracts.Submission, reason stri
 }
 
 func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submission) error {
+	if err := e.emit(ctx, contracts.Event{SubmissionID: cur.ID, Key: "end/failed", Type: contracts.EventFailed, Step: cur.Step, Text: next.Error, IsError: true}); err != nil {
+		return err
+	}
 	done, err := journal.Advance(ctx, e.Journal, cur, next, e.now())
 	if lost(err) {
 		return nil
@@ -86,9 +89,6 @@ func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submissio
 		return err
 	}
 	e.log().Warn("submission failed", "session_id", done.SessionID, "submission_id", done.ID, "step", done.Step, "reason", done.Error)
-	if err := e.emit(ctx, contracts.Event{SubmissionID: done.ID, Key: "end", Type: contracts.EventFailed, Step: done.Step, Text: done.Error, IsError: true}); err != nil {
-		return err
-	}
 	if err := e.release(ctx, done, false); err != nil {
 		return err
 	}

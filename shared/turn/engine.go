@@ -101,7 +101,7 @@ func (e *Engine) emit(ctx context.Context, ev contracts.Event) error {
 	if ev.At.IsZero() {
 		ev.At = e.now()
 	}
-	if err := e.Events.AppendEvent(ctx, ev); err != nil {
+	if err := e.Events.AppendEvents(ctx, ev); err != nil {
 		return fmt.Errorf("appending %s event for submission %s: %w", ev.Type, ev.SubmissionID, err)
 	}
 	return nil

@@ -2,6 +2,8 @@ package turn_test
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"os"
 	"path/filepath"
 	"sync"
@@ -65,7 +67,7 @@ func newHarness(t testing.TB, opts ...option) *harness {
 	for _, o := range opts {
 		o(&ports)
 	}
-	rt, err := runtime.Assemble(ports, runtime.Config{Owner: "test-owner"})
+	rt, err := runtime.Assemble(ports, runtime.Config{Owner: "test-owner", Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,4 +175,17 @@ func (h *harness) file(sessionID, name string) string {
 		return ""
 	}
 	return string(b)
+}
+
+// testLog reports warnings and errors through the test log, so an
+// unexpected handler failure is visible in a failing test's output.
+func testLog(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type tlogWriter struct{ t testing.TB }
+
+func (w tlogWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

@@ -79,23 +79,15 @@ func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contrac
 	if err != nil {
 		return contracts.ModelResponse{}, err
 	}
-	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("step/%d", sub.Step), Type: contracts.EventStep, Step: sub.Step}); err != nil {
-		return contracts.ModelResponse{}, err
-	}
-	seq := 0
+	w := &chunkWriter{e: e, sub: sub, key: sub.StreamKey, last: e.now()}
+	w.events = append(w.events, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("step/%d", sub.Step), Type: contracts.EventStep, Step: sub.Step})
 	key := sub.StreamKey
 	resp, err := client.Stream(ctx, contracts.ModelRequest{Model: model, System: sess.Spec.System, Messages: path, Tools: specs, StreamKey: key},
-		func(ev contracts.ModelEvent) error {
-			if err := e.Streams.PutChunk(ctx, key, seq, ev); err != nil {
-				return fmt.Errorf("writing chunk %d of stream %s: %w", seq, key, err)
-			}
-			seq++
-			if ev.Type == contracts.ModelText && ev.Text != "" {
-				return e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("text/%s/%d", key, seq), Type: contracts.EventTextDelta, Step: sub.Step, Text: ev.Text})
-			}
-			return nil
-		})
+		func(ev contracts.ModelEvent) error { return w.add(ctx, ev) })
 	if err != nil {
+		return resp, err
+	}
+	if err := w.flush(ctx); err != nil {
 		return resp, err
 	}
 	if err := e.Streams.Complete(ctx, key, resp); err != nil {

@@ -305,7 +305,7 @@ func TestAcceptRejectsBadInput(t *testing.T) {
 			t.Errorf("Accept(%q…) = %v, want %v", short(c.prompt), err, c.want)
 		}
 	}
-	subs, _ := h.store.ListSubmissions(context.Background(), s.ID)
+	subs, _ := h.store.ListSubmissions(context.Background(), s.ID, "", 0)
 	if len(subs) != 0 {
 		t.Fatalf("bad input stored %d submissions", len(subs))
 	}

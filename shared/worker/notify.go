@@ -34,19 +34,34 @@ func (s *Signal) Fire() {
 	}
 }
 
-// NotifyQueue wraps a Queue and fires Signal after every successful Send,
-// so in-process workers wake at once instead of waiting for a poll.
-type NotifyQueue struct {
-	contracts.Queue
-	Signal *Signal
+// Signals is one Signal per name (queue), created on first use.
+type Signals struct {
+	m sync.Map // name → *Signal
 }
 
-// Send forwards and fires the signal.
+// Of returns the signal of name.
+func (s *Signals) Of(name string) *Signal {
+	v, _ := s.m.LoadOrStore(name, &Signal{})
+	return v.(*Signal)
+}
+
+// Wait returns the channel the next Fire of name closes.
+func (s *Signals) Wait(name string) <-chan struct{} { return s.Of(name).Wait() }
+
+// NotifyQueue wraps a Queue and fires the queue's signal after every
+// successful Send, so in-process workers of that queue wake at once instead
+// of waiting for a poll (and workers of other queues stay asleep).
+type NotifyQueue struct {
+	contracts.Queue
+	Signals *Signals
+}
+
+// Send forwards and fires the queue's signal.
 func (n NotifyQueue) Send(ctx context.Context, queue string, m contracts.Message) error {
 	if err := n.Queue.Send(ctx, queue, m); err != nil {
 		return err
 	}
-	n.Signal.Fire()
+	n.Signals.Of(queue).Fire()
 	return nil
 }
 
@@ -58,8 +73,8 @@ type NotifyEvents struct {
 }
 
 // AppendEvent forwards and fires the signal.
-func (n NotifyEvents) AppendEvent(ctx context.Context, e contracts.Event) error {
-	if err := n.EventLog.AppendEvent(ctx, e); err != nil {
+func (n NotifyEvents) AppendEvents(ctx context.Context, evs ...contracts.Event) error {
+	if err := n.EventLog.AppendEvents(ctx, evs...); err != nil {
 		return err
 	}
 	n.Signal.Fire()

@@ -5,8 +5,9 @@
 //
 // # Usage
 //
-//	q := worker.Notify(store)               // wake workers on every Send
-//	p := &worker.Pool{Queue: q, Handle: eng.Handle, Queues: []string{"model", "tools", "commit"}}
+//	sig := &worker.Signals{}
+//	q := worker.NotifyQueue{Queue: store, Signals: sig} // wake a queue's workers on its Sends
+//	p := &worker.Pool{Queue: q, Handle: eng.Handle, Wake: sig.Wait, Queues: []string{"model", "tools", "commit"}}
 //	go p.Run(ctx)
 package worker
 
@@ -28,7 +29,7 @@ type Pool struct {
 	Concurrency int           // receivers per queue; default 2
 	Visibility  time.Duration // default 30s
 	Poll        time.Duration // idle poll when no wake-up arrives; default 200ms
-	Wake        func() <-chan struct{}
+	Wake        func(queue string) <-chan struct{} // fires when queue may have work (may be nil)
 	Log         *slog.Logger
 }
 
@@ -61,7 +62,7 @@ func (p *Pool) loop(ctx context.Context, q string) {
 	for {
 		var wake <-chan struct{}
 		if p.Wake != nil {
-			wake = p.Wake()
+			wake = p.Wake(q)
 		}
 		n, err := p.Once(ctx, q, 1)
 		if err != nil && ctx.Err() == nil {
@@ -93,6 +94,9 @@ func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
 	}
 	for _, d := range ds {
 		if err := p.handle(ctx, d.Message); err != nil {
+			if ctx.Err() != nil {
+				return len(ds), nil // shutting down: the message reappears for the next process
+			}
 			// Left in flight: it reappears after the visibility timeout,
 			// like an SQS batch item failure.
 			p.log().Warn("handler failed; message will be redelivered", "queue", q, "session_id", d.Message.SessionID,

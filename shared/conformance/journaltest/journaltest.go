@@ -312,7 +312,7 @@ func testListSubmissionsOrder(t *testing.T, s contracts.JournalStore) {
 	if _, _, err := s.CreateSubmission(ctx, newSubmission(p+"-00", p+"-other", "", at(0))); err != nil {
 		t.Fatalf("CreateSubmission(other session): %v", err)
 	}
-	got, err := s.ListSubmissions(ctx, sess)
+	got, err := s.ListSubmissions(ctx, sess, "", 0)
 	if err != nil {
 		t.Fatalf("ListSubmissions: %v", err)
 	}
@@ -320,9 +320,27 @@ func testListSubmissionsOrder(t *testing.T, s contracts.JournalStore) {
 	if g := ids(got, func(string) bool { return true }); !reflect.DeepEqual(g, want) {
 		t.Errorf("ListSubmissions = %v, want %v", g, want)
 	}
-	none, err := s.ListSubmissions(ctx, p+"-nobody")
+	none, err := s.ListSubmissions(ctx, p+"-nobody", "", 0)
 	if err != nil || len(none) != 0 {
 		t.Errorf("ListSubmissions(unknown session) = %v, %v; want empty", none, err)
+	}
+	if len(got) != 3 {
+		return
+	}
+	// phase filter and limit: move 01 on, then ask for the first ACCEPTED one
+	first := got[0]
+	next := first
+	next.Phase = contracts.PhaseModel
+	if _, err := s.UpdateSubmission(ctx, next, first.Version); err != nil {
+		t.Fatalf("UpdateSubmission: %v", err)
+	}
+	acc, err := s.ListSubmissions(ctx, sess, contracts.PhaseAccepted, 1)
+	if err != nil || len(acc) != 1 || acc[0].ID != p+"-02" {
+		t.Errorf("ListSubmissions(ACCEPTED, 1) = %v, %v; want [%s-02]", ids(acc, func(string) bool { return true }), err, p)
+	}
+	model, err := s.ListSubmissions(ctx, sess, contracts.PhaseModel, 0)
+	if err != nil || len(model) != 1 || model[0].ID != p+"-01" {
+		t.Errorf("ListSubmissions(MODEL) = %v, %v; want [%s-01]", ids(model, func(string) bool { return true }), err, p)
 	}
 }
 

@@ -57,8 +57,8 @@ func testEventsAppendList(t *testing.T, s contracts.EventLog) {
 	}
 	for _, e := range want {
 		e.Seq = 999 // ignored: the store assigns Seq
-		if err := s.AppendEvent(ctx, e); err != nil {
-			t.Fatalf("AppendEvent(%s): %v", e.Key, err)
+		if err := s.AppendEvents(ctx, e); err != nil {
+			t.Fatalf("AppendEvents(%s): %v", e.Key, err)
 		}
 	}
 	got := list(t, s, sub, 0, 0)
@@ -84,15 +84,15 @@ func testEventsAppendList(t *testing.T, s contracts.EventLog) {
 func testEventsIdempotent(t *testing.T, s contracts.EventLog) {
 	ctx := context.Background()
 	sub := uniq(t)
-	if err := s.AppendEvent(ctx, event(sub, "a", contracts.EventStep, 1)); err != nil {
-		t.Fatalf("AppendEvent(a): %v", err)
+	if err := s.AppendEvents(ctx, event(sub, "a", contracts.EventStep, 1)); err != nil {
+		t.Fatalf("AppendEvents(a): %v", err)
 	}
-	if err := s.AppendEvent(ctx, event(sub, "b", contracts.EventStep, 2)); err != nil {
-		t.Fatalf("AppendEvent(b): %v", err)
+	if err := s.AppendEvents(ctx, event(sub, "b", contracts.EventStep, 2)); err != nil {
+		t.Fatalf("AppendEvents(b): %v", err)
 	}
 	again := event(sub, "a", contracts.EventFailed, 9)
-	if err := s.AppendEvent(ctx, again); err != nil {
-		t.Fatalf("AppendEvent(a again): err = %v, want nil (no-op)", err)
+	if err := s.AppendEvents(ctx, again); err != nil {
+		t.Fatalf("AppendEvents(a again): err = %v, want nil (no-op)", err)
 	}
 	got := list(t, s, sub, 0, 0)
 	if len(got) != 2 || got[0].Key != "a" || got[0].Type != contracts.EventStep || got[1].Key != "b" {
@@ -104,7 +104,7 @@ func testEventsAfterLimit(t *testing.T, s contracts.EventLog) {
 	ctx := context.Background()
 	sub := uniq(t)
 	for i := range 5 {
-		if err := s.AppendEvent(ctx, event(sub, fmt.Sprint("k", i), contracts.EventTextDelta, i)); err != nil {
+		if err := s.AppendEvents(ctx, event(sub, fmt.Sprint("k", i), contracts.EventTextDelta, i)); err != nil {
 			t.Fatalf("AppendEvent: %v", err)
 		}
 	}
@@ -129,9 +129,9 @@ func testEventsAfterLimit(t *testing.T, s contracts.EventLog) {
 }
 
 func testEventsKeyRequired(t *testing.T, s contracts.EventLog) {
-	err := s.AppendEvent(context.Background(), event(uniq(t), "", contracts.EventStep, 0))
+	err := s.AppendEvents(context.Background(), event(uniq(t), "", contracts.EventStep, 0))
 	if !errors.Is(err, contracts.ErrInvalid) {
-		t.Errorf("AppendEvent(no key): err = %v, want ErrInvalid", err)
+		t.Errorf("AppendEvents(no key): err = %v, want ErrInvalid", err)
 	}
 }
 
@@ -141,7 +141,7 @@ func testEventsInterleaved(t *testing.T, s contracts.EventLog) {
 	a, b := p+"-a", p+"-b"
 	for i := range 4 {
 		for _, sub := range []string{a, b} {
-			if err := s.AppendEvent(ctx, event(sub, fmt.Sprint("k", i), contracts.EventStep, i)); err != nil {
+			if err := s.AppendEvents(ctx, event(sub, fmt.Sprint("k", i), contracts.EventStep, i)); err != nil {
 				t.Fatalf("AppendEvent: %v", err)
 			}
 		}
@@ -170,7 +170,7 @@ func testEventsConcurrent(t *testing.T, s contracts.EventLog) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := s.AppendEvent(ctx, event(sub, fmt.Sprint("k", i), contracts.EventTextDelta, i)); err != nil {
+				if err := s.AppendEvents(ctx, event(sub, fmt.Sprint("k", i), contracts.EventTextDelta, i)); err != nil {
 					t.Errorf("AppendEvent: %v", err)
 				}
 			}()

@@ -43,12 +43,12 @@ func testStreamChunks(t *testing.T, s contracts.StreamStore) {
 		{Type: contracts.ModelUsage, Usage: &contracts.Usage{InputTokens: 3, OutputTokens: 4}},
 	}
 	for _, seq := range []int{2, 0, 3, 1} { // out of order
-		if err := s.PutChunk(ctx, key, seq, chunks[seq]); err != nil {
-			t.Fatalf("PutChunk(%d): %v", seq, err)
+		if err := s.PutChunks(ctx, key, seq, chunks[seq]); err != nil {
+			t.Fatalf("PutChunks(%d): %v", seq, err)
 		}
 	}
-	if err := s.PutChunk(ctx, key, 1, text("REWRITTEN")); err != nil {
-		t.Fatalf("PutChunk(existing seq): err = %v, want nil (no-op)", err)
+	if err := s.PutChunks(ctx, key, 1, text("REWRITTEN")); err != nil {
+		t.Fatalf("PutChunks(existing seq): err = %v, want nil (no-op)", err)
 	}
 	got, err := s.GetStream(ctx, key)
 	if err != nil {
@@ -65,7 +65,7 @@ func testStreamChunks(t *testing.T, s contracts.StreamStore) {
 func testStreamComplete(t *testing.T, s contracts.StreamStore) {
 	ctx := context.Background()
 	key := uniq(t)
-	if err := s.PutChunk(ctx, key, 0, text("hi")); err != nil {
+	if err := s.PutChunks(ctx, key, 0, text("hi")); err != nil {
 		t.Fatalf("PutChunk: %v", err)
 	}
 	first := contracts.ModelResponse{
@@ -103,11 +103,11 @@ func testStreamComplete(t *testing.T, s contracts.StreamStore) {
 func testStreamKeys(t *testing.T, s contracts.StreamStore) {
 	ctx := context.Background()
 	p := uniq(t)
-	if err := s.PutChunk(ctx, p+"-a", 0, text("a")); err != nil {
-		t.Fatalf("PutChunk(a): %v", err)
+	if err := s.PutChunks(ctx, p+"-a", 0, text("a")); err != nil {
+		t.Fatalf("PutChunks(a): %v", err)
 	}
-	if err := s.PutChunk(ctx, p+"-b", 0, text("b")); err != nil {
-		t.Fatalf("PutChunk(b): %v", err)
+	if err := s.PutChunks(ctx, p+"-b", 0, text("b")); err != nil {
+		t.Fatalf("PutChunks(b): %v", err)
 	}
 	if err := s.Complete(ctx, p+"-a", contracts.ModelResponse{Text: "a"}); err != nil {
 		t.Fatalf("Complete(a): %v", err)
