@@ -3,9 +3,9 @@ package turn_test
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"

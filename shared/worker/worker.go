@@ -26,9 +26,9 @@ type Pool struct {
 	Queue       contracts.Queue
 	Handle      func(context.Context, contracts.Message) error
 	Queues      []string
-	Concurrency int           // receivers per queue; default 2
-	Visibility  time.Duration // default 30s
-	Poll        time.Duration // idle poll when no wake-up arrives; default 200ms
+	Concurrency int                                // receivers per queue; default 2
+	Visibility  time.Duration                      // default 30s
+	Poll        time.Duration                      // idle poll when no wake-up arrives; default 200ms
 	Wake        func(queue string) <-chan struct{} // fires when queue may have work (may be nil)
 	Log         *slog.Logger
 }
