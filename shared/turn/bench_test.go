@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/enginetest"
 )
 
 // BenchmarkAgentStep measures the embedded engine's overhead per agent
@@ -18,21 +19,21 @@ import (
 // step 2 (answers), commit — every queue hop included. It reports the
 // median turn and the median per step (turn / 2 model steps).
 func BenchmarkAgentStep(b *testing.B) {
-	h := newHarness(b)
+	h := enginetest.New(b)
 	durs := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer() // a fresh session per turn: the cost of a long transcript is not per-step overhead
-		s := h.session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
+		s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
 		b.StartTimer()
 		start := time.Now()
-		sub, _, err := h.rt.Engine.Accept(context.Background(), s.ID, "go", fmt.Sprint(i))
+		sub, _, err := h.RT.Engine.Accept(context.Background(), s.ID, "go", fmt.Sprint(i))
 		if err != nil {
 			b.Fatal(err)
 		}
-		h.drain()
+		h.Drain()
 		durs = append(durs, time.Since(start))
-		if got := h.get(sub.ID); got.Phase != contracts.PhaseCommitted {
+		if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
 			b.Fatalf("phase %s %s", got.Phase, got.Error)
 		}
 	}
@@ -47,11 +48,11 @@ func BenchmarkAgentStep(b *testing.B) {
 // worker pool (as `cairn dev` does) and reports turns and agent steps per
 // second (each turn: 2 model steps, 1 tool step, commit).
 func BenchmarkConcurrentSessions(b *testing.B) {
-	h := newHarness(b)
+	h := enginetest.New(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	h.rt.Workers.Concurrency = 2
-	go func() { h.rt.Workers.Run(ctx); close(done) }()
+	h.RT.Workers.Concurrency = 2
+	go func() { h.RT.Workers.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	const sessions = 8
 	spec := contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}}
@@ -69,19 +70,19 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 			for range n {
 				// a fresh session per turn (8 lanes at once): transcript
 				// growth is not per-step overhead
-				sess, err := h.rt.Engine.CreateSession(ctx, "bench", spec)
+				sess, err := h.RT.Engine.CreateSession(ctx, "bench", spec)
 				if err != nil {
 					b.Error(err)
 					return
 				}
-				wake := h.rt.EventSignal.Wait()
-				sub, _, err := h.rt.Engine.Accept(ctx, sess.ID, "go", "")
+				wake := h.RT.EventSignal.Wait()
+				sub, _, err := h.RT.Engine.Accept(ctx, sess.ID, "go", "")
 				if err != nil {
 					b.Error(err)
 					return
 				}
 				for {
-					got, err := h.store.GetSubmission(ctx, sub.ID)
+					got, err := h.Store.GetSubmission(ctx, sub.ID)
 					if err != nil {
 						b.Error(err)
 						return
@@ -95,7 +96,7 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 					case <-wake:
 					case <-time.After(2 * time.Millisecond):
 					}
-					wake = h.rt.EventSignal.Wait()
+					wake = h.RT.EventSignal.Wait()
 				}
 			}
 		}()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/enginetest"
 	"github.com/cairnrun/cairn/shared/runtime"
 	"github.com/cairnrun/cairn/shared/turn"
 )
@@ -19,40 +20,40 @@ func TestScenariosCommit(t *testing.T) {
 		model      string
 		steps      int
 		wantResult string
-		check      func(t *testing.T, h *harness, sid string)
+		check      func(t *testing.T, h *enginetest.Harness, sid string)
 	}{
 		{"scripted:plain", 1, "Hello from cairn's scripted model. You said: hi there", nil},
-		{"scripted:demo", 4, "Done: I wrote notes.txt", func(t *testing.T, h *harness, sid string) {
-			if got := h.file(sid, "notes.txt"); got != "cairn was here\nsecond line\n" {
+		{"scripted:demo", 4, "Done: I wrote notes.txt", func(t *testing.T, h *enginetest.Harness, sid string) {
+			if got := h.File(sid, "notes.txt"); got != "cairn was here\nsecond line\n" {
 				t.Errorf("notes.txt = %q", got)
 			}
 		}},
-		{"scripted:multi", 2, "All four calls finished.", func(t *testing.T, h *harness, sid string) {
-			if got := h.file(sid, "log.txt"); got != "ran\n" {
+		{"scripted:multi", 2, "All four calls finished.", func(t *testing.T, h *enginetest.Harness, sid string) {
+			if got := h.File(sid, "log.txt"); got != "ran\n" {
 				t.Errorf("log.txt = %q, want one line", got)
 			}
 		}},
 	}
 	for _, c := range cases {
 		t.Run(c.model, func(t *testing.T) {
-			h := newHarness(t)
-			s := h.session(contracts.SessionSpec{Model: c.model})
-			sub := h.submit(s.ID, "hi there")
-			h.drain()
-			got := h.get(sub.ID)
+			h := enginetest.New(t)
+			s := h.Session(contracts.SessionSpec{Model: c.model})
+			sub := h.Submit(s.ID, "hi there")
+			h.Drain()
+			got := h.Get(sub.ID)
 			if got.Phase != contracts.PhaseCommitted {
 				t.Fatalf("phase = %s (%s), want COMMITTED", got.Phase, got.Error)
 			}
-			if got.Step+1 != c.steps || int(h.model.Calls()) != c.steps {
-				t.Fatalf("steps = %d, model calls = %d, want %d", got.Step+1, h.model.Calls(), c.steps)
+			if got.Step+1 != c.steps || int(h.Model.Calls()) != c.steps {
+				t.Fatalf("steps = %d, model calls = %d, want %d", got.Step+1, h.Model.Calls(), c.steps)
 			}
 			if !strings.HasPrefix(got.Result, c.wantResult) {
 				t.Fatalf("result = %q", got.Result)
 			}
-			if tr := h.transcript(s.ID); len(tr) != 2*c.steps {
+			if tr := h.Transcript(s.ID); len(tr) != 2*c.steps {
 				t.Fatalf("transcript has %d nodes, want %d:\n%s", len(tr), 2*c.steps, strings.Join(tr, "\n"))
 			}
-			evs, _ := h.store.ListEvents(context.Background(), sub.ID, 0, 1000)
+			evs, _ := h.Store.ListEvents(context.Background(), sub.ID, 0, 1000)
 			if len(evs) == 0 || evs[len(evs)-1].Type != contracts.EventCommitted {
 				t.Fatalf("last event is not committed: %+v", evs)
 			}
@@ -66,25 +67,25 @@ func TestScenariosCommit(t *testing.T) {
 // Every message delivered twice: the same transcript, one model call per
 // step, each mutating tool run once.
 func TestDuplicateDelivery(t *testing.T) {
-	ref := newHarness(t)
-	rs := ref.session(contracts.SessionSpec{Model: "scripted:multi"})
-	ref.submit(rs.ID, "go")
-	ref.drain()
+	ref := enginetest.New(t)
+	rs := ref.Session(contracts.SessionSpec{Model: "scripted:multi"})
+	ref.Submit(rs.ID, "go")
+	ref.Drain()
 
-	h := newHarness(t, func(p *runtime.Ports) { p.Queue = twice{p.Queue} })
-	s := h.session(contracts.SessionSpec{Model: "scripted:multi"})
-	sub := h.submit(s.ID, "go")
-	h.drain()
-	if got := h.get(sub.ID); got.Phase != contracts.PhaseCommitted {
+	h := enginetest.New(t, func(p *runtime.Ports) { p.Queue = twice{p.Queue} })
+	s := h.Session(contracts.SessionSpec{Model: "scripted:multi"})
+	sub := h.Submit(s.ID, "go")
+	h.Drain()
+	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
 		t.Fatalf("phase = %s (%s)", got.Phase, got.Error)
 	}
-	if h.model.Calls() != 2 {
-		t.Fatalf("model calls = %d, want 2 (once per step)", h.model.Calls())
+	if h.Model.Calls() != 2 {
+		t.Fatalf("model calls = %d, want 2 (once per step)", h.Model.Calls())
 	}
-	if got := h.file(s.ID, "log.txt"); got != "ran\n" {
+	if got := h.File(s.ID, "log.txt"); got != "ran\n" {
 		t.Fatalf("mutating tool ran more than once: log.txt = %q", got)
 	}
-	if a, b := ref.transcript(rs.ID), h.transcript(s.ID); !slices.Equal(a, b) {
+	if a, b := ref.Transcript(rs.ID), h.Transcript(s.ID); !slices.Equal(a, b) {
 		t.Fatalf("transcripts differ:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
 }
@@ -103,38 +104,38 @@ func (q twice) Send(ctx context.Context, name string, m contracts.Message) error
 func TestApprovalParksDurablyThenResumes(t *testing.T) {
 	for _, d := range []contracts.Decision{contracts.Allow, contracts.Deny} {
 		t.Run(string(d), func(t *testing.T) {
-			h := newHarness(t)
-			s := h.session(contracts.SessionSpec{Model: "scripted:approval", Policy: contracts.Policy{Tools: map[string]contracts.Decision{"bash": contracts.Ask}}})
-			sub := h.submit(s.ID, "go")
-			h.drain()
-			parked := h.get(sub.ID)
+			h := enginetest.New(t)
+			s := h.Session(contracts.SessionSpec{Model: "scripted:approval", Policy: contracts.Policy{Tools: map[string]contracts.Decision{"bash": contracts.Ask}}})
+			sub := h.Submit(s.ID, "go")
+			h.Drain()
+			parked := h.Get(sub.ID)
 			if parked.Phase != contracts.PhaseTools || len(parked.Approvals) != 1 || parked.Approvals[0].Decision != "" {
 				t.Fatalf("not parked: %+v", parked)
 			}
-			pending, err := h.rt.Engine.Pending(context.Background(), s.ID)
+			pending, err := h.RT.Engine.Pending(context.Background(), s.ID)
 			if err != nil || len(pending) != 1 {
 				t.Fatalf("pending = %v, %v", pending, err)
 			}
-			if h.file(s.ID, "approved.txt") != "" {
+			if h.File(s.ID, "approved.txt") != "" {
 				t.Fatal("tool ran before approval")
 			}
-			if _, err := h.rt.Engine.Decide(context.Background(), s.ID, pending[0].ID, d, "test"); err != nil {
+			if _, err := h.RT.Engine.Decide(context.Background(), s.ID, pending[0].ID, d, "test"); err != nil {
 				t.Fatal(err)
 			}
 			// deciding again the same way is a no-op; the other way is a conflict
-			if _, err := h.rt.Engine.Decide(context.Background(), s.ID, pending[0].ID, d, ""); err != nil {
+			if _, err := h.RT.Engine.Decide(context.Background(), s.ID, pending[0].ID, d, ""); err != nil {
 				t.Fatalf("repeat decision: %v", err)
 			}
-			h.drain()
-			done := h.get(sub.ID)
+			h.Drain()
+			done := h.Get(sub.ID)
 			if done.Phase != contracts.PhaseCommitted {
 				t.Fatalf("phase = %s (%s)", done.Phase, done.Error)
 			}
-			ran := h.file(s.ID, "approved.txt") == "approved\n"
+			ran := h.File(s.ID, "approved.txt") == "approved\n"
 			if ran != (d == contracts.Allow) {
 				t.Fatalf("decision %s: tool ran = %v", d, ran)
 			}
-			tr := h.transcript(s.ID)
+			tr := h.Transcript(s.ID)
 			if d == contracts.Deny && !strings.Contains(tr[2], "denied") {
 				t.Fatalf("deny not reported to the model: %s", tr[2])
 			}
@@ -143,27 +144,27 @@ func TestApprovalParksDurablyThenResumes(t *testing.T) {
 }
 
 func TestApprovalTimesOutToDeny(t *testing.T) {
-	h := newHarness(t)
-	s := h.session(contracts.SessionSpec{Model: "scripted:approval", Policy: contracts.Policy{Default: contracts.Ask, ApprovalTimeoutSeconds: 60}})
-	sub := h.submit(s.ID, "go")
-	h.drain()
-	if _, err := h.rt.Repair.Run(context.Background()); err != nil {
+	h := enginetest.New(t)
+	s := h.Session(contracts.SessionSpec{Model: "scripted:approval", Policy: contracts.Policy{Default: contracts.Ask, ApprovalTimeoutSeconds: 60}})
+	sub := h.Submit(s.ID, "go")
+	h.Drain()
+	if _, err := h.RT.Repair.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h.drain()
-	if h.get(sub.ID).Phase != contracts.PhaseTools {
+	h.Drain()
+	if h.Get(sub.ID).Phase != contracts.PhaseTools {
 		t.Fatal("approval expired early")
 	}
-	h.clock.Advance(61 * time.Second)
-	if rep, err := h.rt.Repair.Run(context.Background()); err != nil || rep.Expired != 1 {
+	h.Clock.Advance(61 * time.Second)
+	if rep, err := h.RT.Repair.Run(context.Background()); err != nil || rep.Expired != 1 {
 		t.Fatalf("repair = %+v, %v", rep, err)
 	}
-	h.drain()
-	done := h.get(sub.ID)
-	if done.Phase != contracts.PhaseCommitted || h.file(s.ID, "approved.txt") != "" {
-		t.Fatalf("phase = %s, file = %q", done.Phase, h.file(s.ID, "approved.txt"))
+	h.Drain()
+	done := h.Get(sub.ID)
+	if done.Phase != contracts.PhaseCommitted || h.File(s.ID, "approved.txt") != "" {
+		t.Fatalf("phase = %s, file = %q", done.Phase, h.File(s.ID, "approved.txt"))
 	}
-	if tr := h.transcript(s.ID); !strings.Contains(tr[2], "approval timed out") {
+	if tr := h.Transcript(s.ID); !strings.Contains(tr[2], "approval timed out") {
 		t.Fatalf("timeout not reported: %s", tr[2])
 	}
 }
@@ -172,27 +173,27 @@ func TestLimitsTrip(t *testing.T) {
 	cases := []struct {
 		name   string
 		spec   contracts.SessionSpec
-		before func(h *harness)
+		before func(h *enginetest.Harness)
 		want   string
 	}{
 		{"steps", contracts.SessionSpec{Model: "scripted:loop", Limits: contracts.Limits{MaxSteps: 3}}, nil, "limit_tripped:steps"},
 		{"tokens", contracts.SessionSpec{Model: "scripted:plain", Limits: contracts.Limits{MaxTokens: 5}}, nil, "limit_tripped:tokens"},
-		{"wall_time", contracts.SessionSpec{Model: "scripted:plain", Limits: contracts.Limits{MaxWallSeconds: 10}}, func(h *harness) { h.clock.Advance(11 * time.Second) }, "limit_tripped:wall_time"},
+		{"wall_time", contracts.SessionSpec{Model: "scripted:plain", Limits: contracts.Limits{MaxWallSeconds: 10}}, func(h *enginetest.Harness) { h.Clock.Advance(11 * time.Second) }, "limit_tripped:wall_time"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t)
-			s := h.session(c.spec)
-			sub := h.submit(s.ID, "go")
+			h := enginetest.New(t)
+			s := h.Session(c.spec)
+			sub := h.Submit(s.ID, "go")
 			if c.before != nil {
 				c.before(h)
 			}
-			h.drain()
-			got := h.get(sub.ID)
+			h.Drain()
+			got := h.Get(sub.ID)
 			if got.Phase != contracts.PhaseFailed || got.Error != c.want {
 				t.Fatalf("phase = %s error = %q, want FAILED %s", got.Phase, got.Error, c.want)
 			}
-			sess, _ := h.store.GetSession(context.Background(), s.ID)
+			sess, _ := h.Store.GetSession(context.Background(), s.ID)
 			if sess.Active != "" {
 				t.Fatalf("session still held by %s", sess.Active)
 			}
@@ -203,18 +204,18 @@ func TestLimitsTrip(t *testing.T) {
 // Submissions of one session run one at a time, in order, each continuing
 // from the previous head.
 func TestSubmissionsQueuePerSession(t *testing.T) {
-	h := newHarness(t)
-	s := h.session(contracts.SessionSpec{Model: "scripted:plain"})
-	a := h.submit(s.ID, "first")
-	b := h.submit(s.ID, "second")
-	if h.get(b.ID).Phase != contracts.PhaseAccepted {
+	h := enginetest.New(t)
+	s := h.Session(contracts.SessionSpec{Model: "scripted:plain"})
+	a := h.Submit(s.ID, "first")
+	b := h.Submit(s.ID, "second")
+	if h.Get(b.ID).Phase != contracts.PhaseAccepted {
 		t.Fatal("second submission started while the first runs")
 	}
-	h.drain()
-	if h.get(a.ID).Phase != contracts.PhaseCommitted || h.get(b.ID).Phase != contracts.PhaseCommitted {
-		t.Fatalf("phases %s %s", h.get(a.ID).Phase, h.get(b.ID).Phase)
+	h.Drain()
+	if h.Get(a.ID).Phase != contracts.PhaseCommitted || h.Get(b.ID).Phase != contracts.PhaseCommitted {
+		t.Fatalf("phases %s %s", h.Get(a.ID).Phase, h.Get(b.ID).Phase)
 	}
-	tr := h.transcript(s.ID)
+	tr := h.Transcript(s.ID)
 	want := []string{"user: text=first", "assistant: text=Hello from cairn's scripted model. You said: first",
 		"user: text=second", "assistant: text=Hello from cairn's scripted model. You said: second"}
 	if !slices.Equal(tr, want) {
@@ -223,13 +224,13 @@ func TestSubmissionsQueuePerSession(t *testing.T) {
 }
 
 func TestIdempotencyKey(t *testing.T) {
-	h := newHarness(t)
-	s := h.session(contracts.SessionSpec{Model: "scripted:plain"})
-	a, created, err := h.rt.Engine.Accept(context.Background(), s.ID, "hi", "k1")
+	h := enginetest.New(t)
+	s := h.Session(contracts.SessionSpec{Model: "scripted:plain"})
+	a, created, err := h.RT.Engine.Accept(context.Background(), s.ID, "hi", "k1")
 	if err != nil || !created {
 		t.Fatal(created, err)
 	}
-	b, created, err := h.rt.Engine.Accept(context.Background(), s.ID, "hi again", "k1")
+	b, created, err := h.RT.Engine.Accept(context.Background(), s.ID, "hi again", "k1")
 	if err != nil || created || b.ID != a.ID {
 		t.Fatalf("second accept: created=%v id=%s err=%v", created, b.ID, err)
 	}
@@ -237,60 +238,60 @@ func TestIdempotencyKey(t *testing.T) {
 
 // A mutating call with a started marker and no result is never re-run.
 func TestInterruptedMutatingCallIsNotRerun(t *testing.T) {
-	h := newHarness(t)
-	s := h.session(contracts.SessionSpec{Model: "scripted:approval"})
-	sub := h.submit(s.ID, "go")
+	h := enginetest.New(t)
+	s := h.Session(contracts.SessionSpec{Model: "scripted:approval"})
+	sub := h.Submit(s.ID, "go")
 	ctx := context.Background()
 	// run only the model phase
-	if _, err := h.rt.Workers.Once(ctx, contracts.QueueModel, 1); err != nil {
+	if _, err := h.RT.Workers.Once(ctx, contracts.QueueModel, 1); err != nil {
 		t.Fatal(err)
 	}
-	cur := h.get(sub.ID)
+	cur := h.Get(sub.ID)
 	if cur.Phase != contracts.PhaseTools {
 		t.Fatalf("phase %s", cur.Phase)
 	}
-	if err := h.store.MarkToolStarted(ctx, cur.ID, cur.Step, cur.ToolRequests[0].ID); err != nil {
+	if err := h.Store.MarkToolStarted(ctx, cur.ID, cur.Step, cur.ToolRequests[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	h.drain()
-	if h.file(s.ID, "approved.txt") != "" {
+	h.Drain()
+	if h.File(s.ID, "approved.txt") != "" {
 		t.Fatal("interrupted mutating call was re-run")
 	}
-	if tr := h.transcript(s.ID); !strings.Contains(tr[2], "interrupted") {
+	if tr := h.Transcript(s.ID); !strings.Contains(tr[2], "interrupted") {
 		t.Fatalf("not reported as interrupted: %s", tr[2])
 	}
 }
 
 // A stream completed before a crash is reused: no second model call.
 func TestCompletedStreamIsNotBoughtTwice(t *testing.T) {
-	h := newHarness(t)
-	s := h.session(contracts.SessionSpec{Model: "scripted:plain"})
-	sub := h.submit(s.ID, "go")
+	h := enginetest.New(t)
+	s := h.Session(contracts.SessionSpec{Model: "scripted:plain"})
+	sub := h.Submit(s.ID, "go")
 	ctx := context.Background()
-	cur := h.get(sub.ID)
-	resp, err := h.model.Stream(ctx, contracts.ModelRequest{Model: "plain", Messages: []contracts.Node{{Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: "go"}}}}}, func(contracts.ModelEvent) error { return nil })
+	cur := h.Get(sub.ID)
+	resp, err := h.Model.Stream(ctx, contracts.ModelRequest{Model: "plain", Messages: []contracts.Node{{Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: "go"}}}}}, func(contracts.ModelEvent) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
 	// simulate: a previous attempt set its stream key and completed the stream, then died
 	key := "st_prior"
-	if err := h.store.Complete(ctx, key, resp); err != nil {
+	if err := h.Store.Complete(ctx, key, resp); err != nil {
 		t.Fatal(err)
 	}
 	next := cur
 	next.StreamKey = key
-	if _, err := h.store.UpdateSubmission(ctx, next, cur.Version); err != nil {
+	if _, err := h.Store.UpdateSubmission(ctx, next, cur.Version); err != nil {
 		t.Fatal(err)
 	}
-	h.drain()
-	if h.get(sub.ID).Phase != contracts.PhaseCommitted || h.model.Calls() != 1 {
-		t.Fatalf("phase %s, model calls %d (want 1: the prior one only)", h.get(sub.ID).Phase, h.model.Calls())
+	h.Drain()
+	if h.Get(sub.ID).Phase != contracts.PhaseCommitted || h.Model.Calls() != 1 {
+		t.Fatalf("phase %s, model calls %d (want 1: the prior one only)", h.Get(sub.ID).Phase, h.Model.Calls())
 	}
 }
 
 func TestAcceptRejectsBadInput(t *testing.T) {
-	h := newHarness(t)
-	s := h.session(contracts.SessionSpec{Model: "scripted:plain"})
+	h := enginetest.New(t)
+	s := h.Session(contracts.SessionSpec{Model: "scripted:plain"})
 	cases := []struct {
 		session, prompt string
 		want            error
@@ -301,11 +302,11 @@ func TestAcceptRejectsBadInput(t *testing.T) {
 		{"ses_nope", "hi", contracts.ErrNotFound},
 	}
 	for _, c := range cases {
-		if _, _, err := h.rt.Engine.Accept(context.Background(), c.session, c.prompt, ""); !errors.Is(err, c.want) {
+		if _, _, err := h.RT.Engine.Accept(context.Background(), c.session, c.prompt, ""); !errors.Is(err, c.want) {
 			t.Errorf("Accept(%q…) = %v, want %v", short(c.prompt), err, c.want)
 		}
 	}
-	subs, _ := h.store.ListSubmissions(context.Background(), s.ID, "", 0)
+	subs, _ := h.Store.ListSubmissions(context.Background(), s.ID, "", 0)
 	if len(subs) != 0 {
 		t.Fatalf("bad input stored %d submissions", len(subs))
 	}

@@ -4,36 +4,18 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/enginetest"
 	"github.com/cairnrun/cairn/shared/sqlite"
 	"github.com/cairnrun/cairn/shared/worker"
 )
 
-// manualClock is a clock tests move by hand.
-type manualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-func newStore(t *testing.T) (*sqlite.Store, *manualClock) {
+func newStore(t *testing.T) (*sqlite.Store, *enginetest.ManualClock) {
 	t.Helper()
-	clock := &manualClock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	clock := enginetest.NewClock(enginetest.Start)
 	s, err := sqlite.Open(filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{Clock: clock})
 	if err != nil {
 		t.Fatal(err)
