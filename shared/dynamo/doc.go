@@ -1,0 +1,107 @@
+// Package dynamo is cairn's DynamoDB adapter: contracts.JournalStore,
+// TranscriptStore, StreamStore and EventLog on ONE table, with record bodies
+// above a threshold claim-checked into a contracts.BlobStore (S3 in
+// production, see package s3blob). It imports only contracts and the AWS
+// SDK; the AWS assembly uses it, the embedded one never does.
+//
+// Every record is its JSON in attribute body (S), or — when the JSON is
+// larger than Options.ClaimCheckBytes (default 100 KiB; an item holds at
+// most 400 KB) — stored in the BlobStore under "sha256-<hex of the JSON>"
+// with the key in attribute blob. Reads follow the reference transparently.
+// Beside the body an item carries only what keys, indexes and conditions
+// need.
+//
+// # Key schema
+//
+// Table: pk (S, HASH) + sk (S, RANGE), on-demand. Indexes:
+//
+//   - gsi1 (global, sparse, projection ALL): gsi1pk (S, HASH) + gsi1sk (S,
+//     RANGE). Only sessions and NON-TERMINAL submissions carry gsi1pk, in
+//     one of 8 shards (fnv32a(id) % 8) so no single index partition is hot;
+//     a list queries the 8 shards concurrently and merges.
+//   - lsi1 (local, sparse, projection ALL): pk + lsk (S, RANGE).
+//   - TTL on attribute ttl (epoch seconds): stream items and events, Options.TTL
+//     (default 7 days) after the write, by Options.Clock.
+//
+// # Items and access patterns
+//
+//	item            pk               sk                    other attributes                                  used by
+//	session         SESS#<sess>      SESSION               body|blob, version(N),                            CreateSession (Put, attribute_not_exists),
+//	                                                       gsi1pk=SESSIONS#<0-7>, gsi1sk=<sess>              GetSession (GetItem, consistent),
+//	                                                                                                         UpdateSession (Put, version = :expected),
+//	                                                                                                         ListSessions (gsi1, 8 shards, newest id first)
+//	submission      SESS#<sess>      SUB#<sub>             body|blob, version(N), phase, lsk=<phase>#<sub>,  CreateSubmission (Put, attribute_not_exists),
+//	                                                       non-terminal only: gsi1pk=UNFINISHED#<0-7>,       GetSubmission (GetItem, consistent),
+//	                                                       gsi1sk=<updated_at UTC, ns, fixed width>#<sub>    UpdateSubmission (Put, version = :expected),
+//	                                                                                                         ListSubmissions (Query sk begins_with SUB#,
+//	                                                                                                         or lsi1 lsk begins_with <phase>#; consistent),
+//	                                                                                                         ListUnfinished (gsi1, 8 shards, oldest first)
+//	sub pointer     SUB#<sub>        SUB                   session, sub [, body|blob when no idem key]       GetSubmission / UpdateSubmission without a
+//	                                                                                                         session id (GetItem, cached); id uniqueness
+//	idempotency     SESS#<sess>      IDEM#<key>            session, sub, body|blob (the creation record)     CreateSubmission (Put, attribute_not_exists)
+//	tool record     SUB#<sub>        TOOL#<step:010>#<call> started(BOOL), body|blob (the ToolResult)        MarkToolStarted (Update SET started),
+//	                                                                                                         PutToolResult (Update, attribute_not_exists(body|blob)),
+//	                                                                                                         ToolRecords (Query begins_with, consistent)
+//	event           SUB#<sub>        EVT#<key>             body|blob, seq(N), lsk=EVT#<seq:020>, ttl         AppendEvents (Put, attribute_not_exists),
+//	                                                                                                         ListEvents (lsi1 lsk BETWEEN, consistent)
+//	event counter   SUB#<sub>        EVTSEQ                n(N), ttl                                         AppendEvents (Update ADD n)
+//	node            NODE#<node>      NODE                  body|blob, parent                                 PutNode (Put, attribute_not_exists),
+//	                                                                                                         GetNode, Path (GetItem per hop, consistent)
+//	stream chunk    STREAM#<key>     CHUNK#<seq:010>       body|blob, ttl                                    PutChunks (Put, attribute_not_exists, concurrent),
+//	                                                                                                         GetStream (Query pk, consistent)
+//	stream done     STREAM#<key>     DONE                  body|blob, ttl                                    Complete (Put, attribute_not_exists), GetStream
+//
+// Every Query follows LastEvaluatedKey until its limit is met.
+//
+// # Writes and consistency
+//
+//   - Sessions and submissions advance with one PutItem conditional on
+//     version = :expected (storing expected+1), with
+//     ReturnValuesOnConditionCheckFailure=ALL_OLD: the returned item (or
+//     its absence) tells ErrConflict from ErrNotFound without a second
+//     read. A record is addressed by (SessionID, ID); an update carrying
+//     another session id than the one it was created with is ErrNotFound.
+//   - CreateSubmission uses idempotent ordering, not a transaction (see
+//     create.go): claim (IDEM#<key>, else the pointer) → pointer → record,
+//     each attribute_not_exists; the claim carries the creation record, so
+//     a duplicate that finds a claim without its record (a crashed or
+//     in-flight creator) completes it and returns it. Same id or same
+//     (session, key) twice → the existing submission, created=false.
+//   - Terminal writes omit gsi1pk/gsi1sk, so the submission leaves the
+//     repair index; a phase change rewrites lsk.
+//   - Reads by key, ListSubmissions, ToolRecords, ListEvents and GetStream
+//     are strongly consistent (base table or LSI). ListSessions and
+//     ListUnfinished read the GSI and are eventually consistent: a session
+//     created a moment ago may be missing, a submission finished a moment
+//     ago may still be listed (its next conditional write tells).
+//   - AppendEvents reserves seqs with one ADD on the counter, then puts the
+//     events in order, each attribute_not_exists on EVT#<key>: a repeated
+//     key is a no-op and its reserved seq a gap; seqs are strictly
+//     increasing per submission. Two appenders racing on one submission may
+//     make a later seq visible a moment before an earlier one. The counter
+//     expires with the events it numbered (its ttl moves with each append).
+//   - A claim-checked blob is written before the item that references it;
+//     a losing write (first result wins, an existing node) leaves an
+//     unreferenced blob, never a dangling reference.
+//   - No transactions anywhere: each write is one conditional item write.
+//
+// Item collections (all items of one pk) are capped at 10 GB because of
+// lsi1: a session's submissions or a submission's events beyond that fail.
+//
+// # Usage
+//
+//	ddb := dynamodb.NewFromConfig(cfg)
+//	if err := dynamo.CreateTable(ctx, ddb, table); err != nil { // idempotent; tests and LocalStack init
+//		return err
+//	}
+//	if err := dynamo.EnableTTL(ctx, ddb, table); err != nil {
+//		return err
+//	}
+//	store, err := dynamo.New(ddb, dynamo.Options{Table: table, Blobs: s3blob.New(s3c, bucket)})
+//	if err != nil {
+//		return err
+//	}
+//	sub, created, err := store.CreateSubmission(ctx, sub)
+//	sub.Phase = contracts.PhaseModel
+//	sub, err = store.UpdateSubmission(ctx, sub, sub.Version) // ErrConflict if someone moved first
+package dynamo

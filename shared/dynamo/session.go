@@ -1,0 +1,162 @@
+package dynamo
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+const skSession = "SESSION"
+
+func sessionPK(id string) string { return "SESS#" + id }
+
+// sessionItem is the full item of sess (the caller sets Version).
+func (s *Store) sessionItem(ctx context.Context, sess contracts.Session) (item, error) {
+	body, err := s.encode(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	return with(key(sessionPK(sess.ID), skSession), body, item{
+		attrVersion: num(sess.Version),
+		attrGSIPK:   str("SESSIONS#" + strconv.Itoa(shard(sess.ID))),
+		attrGSISK:   str(sess.ID),
+	}), nil
+}
+
+// CreateSession stores sess with Version 1, or returns ErrExists.
+func (s *Store) CreateSession(ctx context.Context, sess contracts.Session) (contracts.Session, error) {
+	if sess.ID == "" {
+		return contracts.Session{}, fmt.Errorf("creating session: empty id: %w", contracts.ErrInvalid)
+	}
+	sess.Version = 1
+	it, err := s.sessionItem(ctx, sess)
+	if err != nil {
+		return contracts.Session{}, fmt.Errorf("creating session %s: %w", sess.ID, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: s.table, Item: it,
+		ConditionExpression: new("attribute_not_exists(pk)"),
+	})
+	if _, ok := conditionFailed(err); ok {
+		return contracts.Session{}, fmt.Errorf("creating session %s: %w", sess.ID, contracts.ErrExists)
+	}
+	if err != nil {
+		return contracts.Session{}, fmt.Errorf("creating session %s: %w", sess.ID, err)
+	}
+	return sess, nil
+}
+
+// GetSession returns the session (consistent read) or ErrNotFound.
+func (s *Store) GetSession(ctx context.Context, id string) (contracts.Session, error) {
+	it, err := s.getItem(ctx, sessionPK(id), skSession)
+	if err != nil {
+		return contracts.Session{}, fmt.Errorf("getting session %s: %w", id, err)
+	}
+	if it == nil {
+		return contracts.Session{}, fmt.Errorf("getting session %s: %w", id, contracts.ErrNotFound)
+	}
+	var sess contracts.Session
+	if err := s.decode(ctx, it, &sess); err != nil {
+		return contracts.Session{}, fmt.Errorf("getting session %s: %w", id, err)
+	}
+	return sess, nil
+}
+
+// UpdateSession writes sess with Version expected+1 if the stored version is
+// expected; otherwise ErrConflict (ErrNotFound if absent).
+func (s *Store) UpdateSession(ctx context.Context, sess contracts.Session, expected int64) (contracts.Session, error) {
+	sess.Version = expected + 1
+	it, err := s.sessionItem(ctx, sess)
+	if err != nil {
+		return contracts.Session{}, fmt.Errorf("updating session %s: %w", sess.ID, err)
+	}
+	if err := s.putVersioned(ctx, it, expected); err != nil {
+		return contracts.Session{}, fmt.Errorf("updating session %s at version %d: %w", sess.ID, expected, err)
+	}
+	return sess, nil
+}
+
+// putVersioned replaces the item at it's key if its version is expected.
+// The ALL_OLD item of a failed condition tells ErrNotFound from ErrConflict
+// without a second read.
+func (s *Store) putVersioned(ctx context.Context, it item, expected int64) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: s.table, Item: it,
+		ConditionExpression:                 new("#v = :expected"),
+		ExpressionAttributeNames:            map[string]string{"#v": attrVersion},
+		ExpressionAttributeValues:           item{":expected": num(expected)},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	if old, ok := conditionFailed(err); ok {
+		return missOrConflict(old)
+	}
+	return err
+}
+
+// ListSessions returns up to limit sessions (≤ 0: all), newest id first,
+// merged from the GSI shards (eventually consistent).
+func (s *Store) ListSessions(ctx context.Context, limit int) ([]contracts.Session, error) {
+	its, err := s.queryShards(ctx, "SESSIONS#", limit, false)
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	out := make([]contracts.Session, len(its))
+	for i, it := range its {
+		if err := s.decode(ctx, it, &out[i]); err != nil {
+			return nil, fmt.Errorf("listing sessions: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// queryShards queries the GSI partitions prefix0 … prefix7 concurrently, up
+// to limit items each, and merges them by gsi1sk (ascending when forward)
+// keeping at most limit (≤ 0: all).
+func (s *Store) queryShards(ctx context.Context, prefix string, limit int, forward bool) ([]item, error) {
+	var (
+		wg   sync.WaitGroup
+		per  = make([][]item, shards)
+		errs = make([]error, shards)
+	)
+	for i := range shards {
+		wg.Go(func() {
+			in := &dynamodb.QueryInput{
+				IndexName:                 new(GSI),
+				KeyConditionExpression:    new("gsi1pk = :p"),
+				ExpressionAttributeValues: item{":p": str(prefix + strconv.Itoa(i))},
+				ScanIndexForward:          new(forward),
+			}
+			errs[i] = s.query(ctx, in, limit, func(it item) (bool, error) {
+				per[i] = append(per[i], it)
+				return true, nil
+			})
+		})
+	}
+	wg.Wait()
+	var all []item
+	for i := range shards {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("querying index partition %s%d: %w", prefix, i, errs[i])
+		}
+		all = append(all, per[i]...)
+	}
+	slices.SortFunc(all, func(a, b item) int {
+		c := cmp.Compare(getS(a, attrGSISK), getS(b, attrGSISK))
+		if !forward {
+			c = -c
+		}
+		return c
+	})
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
+	return all, nil
+}

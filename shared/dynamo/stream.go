@@ -1,0 +1,123 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// A stream is the partition STREAM#<key>: CHUNK#<seq> items and the DONE
+// completion marker, each create-if-absent and expiring (attribute ttl).
+
+const (
+	skDone      = "DONE"
+	chunkPrefix = "CHUNK#"
+)
+
+func streamPK(key string) string { return "STREAM#" + key }
+
+// PutChunks stores evs as chunks first, first+1, …, each unless it exists:
+// one conditional PutItem per chunk, issued concurrently.
+func (s *Store) PutChunks(ctx context.Context, streamKey string, first int, evs ...contracts.ModelEvent) error {
+	if streamKey == "" {
+		return fmt.Errorf("putting stream chunk %d: empty key: %w", first, contracts.ErrInvalid)
+	}
+	its := make([]item, len(evs))
+	for i, ev := range evs {
+		body, err := s.encode(ctx, ev)
+		if err != nil {
+			return fmt.Errorf("putting stream chunk %s/%d: %w", streamKey, first+i, err)
+		}
+		its[i] = with(key(streamPK(streamKey), fmt.Sprintf("%s%010d", chunkPrefix, first+i)), body, item{attrTTL: s.ttl()})
+	}
+	if err := s.putAllIfAbsent(ctx, its); err != nil {
+		return fmt.Errorf("putting stream chunks %s/%d..%d: %w", streamKey, first, first+len(evs)-1, err)
+	}
+	return nil
+}
+
+// Complete stores the stream's completion marker unless one exists (the
+// first completion wins).
+func (s *Store) Complete(ctx context.Context, streamKey string, resp contracts.ModelResponse) error {
+	if streamKey == "" {
+		return fmt.Errorf("completing stream: empty key: %w", contracts.ErrInvalid)
+	}
+	body, err := s.encode(ctx, resp)
+	if err != nil {
+		return fmt.Errorf("completing stream %s: %w", streamKey, err)
+	}
+	if err := s.putAllIfAbsent(ctx, []item{with(key(streamPK(streamKey), skDone), body, item{attrTTL: s.ttl()})}); err != nil {
+		return fmt.Errorf("completing stream %s: %w", streamKey, err)
+	}
+	return nil
+}
+
+// GetStream returns the stream's chunks in seq order and its completion
+// marker from one consistent Query of the partition (paginated); an unknown
+// key is an empty Stream.
+func (s *Store) GetStream(ctx context.Context, streamKey string) (contracts.Stream, error) {
+	var st contracts.Stream
+	err := s.query(ctx, &dynamodb.QueryInput{
+		ConsistentRead:            new(true),
+		KeyConditionExpression:    new("pk = :pk"),
+		ExpressionAttributeValues: item{":pk": str(streamPK(streamKey))},
+	}, 0, func(it item) (bool, error) {
+		switch sk := getS(it, attrSK); {
+		case sk == skDone:
+			st.Done = new(contracts.ModelResponse)
+			if err := s.decode(ctx, it, st.Done); err != nil {
+				return false, fmt.Errorf("decoding completion: %w", err)
+			}
+		case strings.HasPrefix(sk, chunkPrefix):
+			var ev contracts.ModelEvent
+			if err := s.decode(ctx, it, &ev); err != nil {
+				return false, fmt.Errorf("decoding chunk %s: %w", sk, err)
+			}
+			st.Chunks = append(st.Chunks, ev)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return contracts.Stream{}, fmt.Errorf("reading stream %s: %w", streamKey, err)
+	}
+	return st, nil
+}
+
+// putAllIfAbsent writes every item unless an item with its key exists,
+// each with its own conditional PutItem, up to putParallel at a time: one
+// round trip of latency for a batch, one write unit per small item (a
+// transaction would cost two, and its all-or-nothing is not wanted here).
+func (s *Store) putAllIfAbsent(ctx context.Context, its []item) error {
+	sem := make(chan struct{}, putParallel)
+	errs := make([]error, len(its))
+	var wg sync.WaitGroup
+	for i, it := range its {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = s.putIfAbsent(ctx, it)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// putParallel bounds the concurrent PutItems of one putAllIfAbsent.
+const putParallel = 16
+
+// putIfAbsent writes it unless an item with its key exists.
+func (s *Store) putIfAbsent(ctx context.Context, it item) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: s.table, Item: it, ConditionExpression: new("attribute_not_exists(pk)"),
+	})
+	if _, ok := conditionFailed(err); ok {
+		return nil
+	}
+	return err
+}
