@@ -3,6 +3,7 @@ package queuetest
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -26,10 +27,18 @@ type Harness struct {
 	// DedupWindow is the adapter's deduplication window; 0 means the SQS
 	// FIFO default of 5 minutes.
 	DedupWindow time.Duration
+	// Visibility is the visibility timeout the suite receives with; 0
+	// means 30s. An adapter whose Advance is a real wait sets it short
+	// (SQS counts whole seconds: use at least 2s).
+	Visibility time.Duration
 }
 
-// visibility is the timeout used by the suite; Advance moves past it.
-const visibility = 30 * time.Second
+func (h Harness) visibility() time.Duration {
+	if h.Visibility <= 0 {
+		return 30 * time.Second
+	}
+	return h.Visibility
+}
 
 // Run checks a Queue against the contract. newHarness is called once per
 // subtest.
@@ -87,7 +96,7 @@ func send(t *testing.T, h Harness, q string, m contracts.Message) {
 
 func receive(t *testing.T, h Harness, q string, max int) []contracts.Delivery {
 	t.Helper()
-	ds, err := h.Queue.Receive(context.Background(), q, max, visibility)
+	ds, err := h.Queue.Receive(context.Background(), q, max, h.visibility())
 	if err != nil {
 		t.Fatalf("Receive(%s): %v", q, err)
 	}
@@ -134,7 +143,7 @@ func testSendReceiveDelete(t *testing.T, h Harness, q string) {
 		t.Errorf("Receive while in flight = %v, want none", subs(again))
 	}
 	del(t, h, q, d)
-	h.Advance(visibility + time.Second)
+	h.Advance(h.visibility() + time.Second)
 	if after := receive(t, h, q, 10); len(after) != 0 {
 		t.Errorf("Receive after Delete = %v, want none", subs(after))
 	}
@@ -191,11 +200,11 @@ func testVisibility(t *testing.T, h Harness, q string) {
 	if len(first) != 1 {
 		t.Fatalf("Receive returned %d messages, want 1", len(first))
 	}
-	h.Advance(visibility / 3)
+	h.Advance(h.visibility() / 3)
 	if ds := receive(t, h, q, 10); len(ds) != 0 {
 		t.Errorf("Receive before the visibility timeout = %v, want none", subs(ds))
 	}
-	h.Advance(visibility)
+	h.Advance(h.visibility())
 	second := receive(t, h, q, 10)
 	if len(second) != 1 {
 		t.Fatalf("Receive after the visibility timeout returned %d messages, want 1", len(second))
@@ -209,28 +218,31 @@ func testVisibility(t *testing.T, h Harness, q string) {
 	del(t, h, q, second[0])
 }
 
-// testStaleReceipt: a receipt from an earlier receive must not delete the
-// message after it was received again (an error or a no-op are both fine).
+// testStaleReceipt: Delete with a receipt from an earlier receive is
+// harmless to call — nil or ErrNotFound, never another error. Whether it
+// deletes the message is not part of the contract: SQS documents that such
+// a delete succeeds "but the message might not be deleted", and cairn's
+// handlers are idempotent, so nothing relies on either outcome.
 func testStaleReceipt(t *testing.T, h Harness, q string) {
 	send(t, h, q, msg("s1", "sub-1", 0))
 	first := receive(t, h, q, 1)
 	if len(first) != 1 {
 		t.Fatalf("Receive returned %d messages, want 1", len(first))
 	}
-	h.Advance(visibility + time.Second)
+	h.Advance(h.visibility() + time.Second)
 	second := receive(t, h, q, 1)
 	if len(second) != 1 {
 		t.Fatalf("redelivery: Receive returned %d messages, want 1", len(second))
 	}
-	_ = h.Queue.Delete(context.Background(), q, first[0].Receipt)
-	if err := h.Queue.Release(context.Background(), q, second[0].Receipt); err != nil {
-		t.Fatalf("Release(current receipt): %v", err)
+	if err := h.Queue.Delete(context.Background(), q, first[0].Receipt); err != nil && !errors.Is(err, contracts.ErrNotFound) {
+		t.Fatalf("Delete(stale receipt) = %v, want nil or ErrNotFound", err)
 	}
-	third := receive(t, h, q, 1)
-	if len(third) != 1 || third[0].ID != first[0].ID {
-		t.Fatalf("after a stale-receipt Delete: delivered %v, want the message again", subs(third))
+	if err := h.Queue.Delete(context.Background(), q, second[0].Receipt); err != nil && !errors.Is(err, contracts.ErrNotFound) {
+		t.Fatalf("Delete(current receipt) = %v", err)
 	}
-	del(t, h, q, third[0])
+	if again := receive(t, h, q, 10); len(again) != 0 {
+		t.Errorf("message still delivered after Delete with its current receipt: %v", subs(again))
+	}
 }
 
 func testRelease(t *testing.T, h Harness, q string) {
@@ -377,8 +389,8 @@ func testDeadLetter(t *testing.T, h Harness, q string) {
 	if len(dl) != 1 || dl[0].Message != poison {
 		t.Fatalf("DLQ delivered %v, want poison", subs(dl))
 	}
-	if dl[0].ReceiveCount != 1 {
-		t.Errorf("DLQ ReceiveCount = %d, want 1 (reset on move)", dl[0].ReceiveCount)
+	if dl[0].ReceiveCount < 1 {
+		t.Errorf("DLQ ReceiveCount = %d, want ≥ 1 (SQS keeps counting across the move; the embedded queue restarts)", dl[0].ReceiveCount)
 	}
 	del(t, h, contracts.DLQ(q), dl[0])
 	if again := receive(t, h, q, 10); len(again) != 0 {

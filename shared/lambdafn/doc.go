@@ -1,0 +1,25 @@
+// Package lambdafn adapts cairn's handlers to the Lambda event shapes: an
+// SQS batch (with partial batch responses) for the phase functions, and an
+// API Gateway HTTP API (payload v2) request for the api function. It is
+// where a handler's error becomes "retry this message", the one place
+// retryable vs terminal is decided for queue work.
+//
+// SQSHandler is written for a FIFO event source mapping with
+// ReportBatchItemFailures enabled: it handles records in order and, at the
+// first failure, reports that record and every later one, so SQS redelivers
+// the rest of the batch in order. A record whose body is not a
+// contracts.Message is poison that no retry can fix: it is logged and
+// acknowledged, never retried (retrying it would only block its message
+// group until the DLQ takes it).
+//
+// It imports contracts, the standard library, aws-lambda-go's event types
+// and the API Gateway proxy adapter; nothing that talks to AWS.
+//
+// # Usage
+//
+//	// functions/model/main.go, after building the engine through the seam:
+//	lambda.Start(lambdafn.SQSHandler(engine.Handle, logger)) // engine is a *turn.Engine
+//
+//	// functions/api/main.go:
+//	lambda.Start(lambdafn.APIHandler(api.New(apiConfig)))
+package lambdafn

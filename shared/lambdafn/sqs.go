@@ -1,0 +1,92 @@
+package lambdafn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// DeadlineMargin is the time SQSHandler keeps in reserve before the
+// invocation deadline: with less left it starts no further record and
+// reports the rest as failures, so a timeout never cuts a record short
+// unreported.
+const DeadlineMargin = 2 * time.Second
+
+// SQSHandler returns a Lambda handler for an SQS FIFO batch that calls
+// handle for each record's message, in order. The response lists in
+// BatchItemFailures the first record whose handle returned an error or
+// panicked and every later record (not handled at all), so SQS redelivers
+// them and the group's order holds. Records not listed are acknowledged:
+// those handled successfully, and poison (a body that is not a valid
+// contracts.Message), which is logged at error level instead of being
+// retried forever. When less than DeadlineMargin is left before ctx's
+// deadline, the remaining records are reported as failures unhandled.
+//
+// The returned error is always nil: failures travel as batch item failures.
+func SQSHandler(handle func(context.Context, contracts.Message) error, log *slog.Logger) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		var resp events.SQSEventResponse
+		for i, rec := range ev.Records {
+			if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < DeadlineMargin {
+				log.WarnContext(ctx, "invocation deadline near; returning the rest of the batch",
+					"message_id", rec.MessageId, "remaining", len(ev.Records)-i)
+				return failFrom(ev.Records, i), nil
+			}
+			m, err := decode(rec.Body)
+			if err != nil {
+				log.ErrorContext(ctx, "poison message acknowledged without handling",
+					"message_id", rec.MessageId, "event_source_arn", rec.EventSourceARN, "error", err)
+				continue
+			}
+			if err := call(ctx, handle, m); err != nil {
+				log.WarnContext(ctx, "handler failed; message and the rest of the batch will be redelivered",
+					"message_id", rec.MessageId, "session_id", m.SessionID, "submission_id", m.SubmissionID,
+					"step", m.Step, "phase", m.Phase, "receive_count", rec.Attributes["ApproximateReceiveCount"],
+					"error", err)
+				return failFrom(ev.Records, i), nil
+			}
+		}
+		return resp, nil
+	}
+}
+
+// decode parses a record body; a message without its correlation ids is
+// as invalid as one that is not JSON.
+func decode(body string) (contracts.Message, error) {
+	var m contracts.Message
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		return m, fmt.Errorf("decoding message body: %w", err)
+	}
+	if m.Kind == "" || m.SessionID == "" || m.SubmissionID == "" {
+		return m, fmt.Errorf("message %q lacks kind, session_id or submission_id: %w", body, contracts.ErrInvalid)
+	}
+	return m, nil
+}
+
+// call runs handle, turning a panic into an error.
+func call(ctx context.Context, handle func(context.Context, contracts.Message) error, m contracts.Message) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("handler panic: %v", r)
+		}
+	}()
+	return handle(ctx, m)
+}
+
+// failFrom reports records[i:] as batch item failures.
+func failFrom(records []events.SQSMessage, i int) events.SQSEventResponse {
+	var resp events.SQSEventResponse
+	for _, rec := range records[i:] {
+		resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+	}
+	return resp
+}
