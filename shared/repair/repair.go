@@ -189,7 +189,7 @@ func (r *Repairer) BreakForeignLeases(ctx context.Context, owner string) (int, e
 	}
 	n := 0
 	for _, sub := range subs {
-		if sub.LeaseOwner == "" || sub.LeaseOwner == owner {
+		if sub.LeaseOwner == "" || turn.OwnedBy(sub.LeaseOwner, owner) {
 			continue
 		}
 		if _, err := journal.Break(ctx, e.Journal, sub, e.Clock.Now()); err != nil && !errors.Is(err, contracts.ErrConflict) {

@@ -2,9 +2,12 @@ package turn
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -39,7 +42,7 @@ type Deps struct {
 	IDs        contracts.IDs
 	Log        *slog.Logger
 
-	Owner       string        // lease owner id of this process
+	Owner       string        // lease owner id of this process; each handler run leases as Owner/<random>
 	LeaseTTL    time.Duration // 0 = DefaultLeaseTTL
 	MaxAttempts int           // per (step, phase); 0 = DefaultMaxAttempts
 	OutputCap   int           // tool output cap in bytes; 0 = tools default
@@ -72,6 +75,20 @@ func (e *Engine) log() *slog.Logger {
 }
 
 func (e *Engine) now() time.Time { return e.Clock.Now() }
+
+// invocation is the lease owner of one handler run: the process owner plus
+// a random suffix, so two concurrent runs in one process (two deliveries of
+// the same message) never mistake each other's lease for their own.
+func (e *Engine) invocation() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return e.Owner + "/" + hex.EncodeToString(b[:])
+}
+
+// OwnedBy reports whether a lease owner string belongs to process owner.
+func OwnedBy(leaseOwner, owner string) bool {
+	return leaseOwner == owner || strings.HasPrefix(leaseOwner, owner+"/")
+}
 
 func (e *Engine) leaseTTL() time.Duration {
 	if e.LeaseTTL <= 0 {

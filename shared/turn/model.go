@@ -33,7 +33,7 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 		}
 		reuse = st.Done != nil
 	}
-	sub, err = journal.Lease(ctx, e.Journal, sub, e.Owner, e.now(), e.leaseTTL(), func(n *contracts.Submission) {
+	sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), func(n *contracts.Submission) {
 		if !reuse {
 			n.StreamKey = ids.StreamKey(n.ID, n.Step, n.Attempt)
 		}

@@ -34,7 +34,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 	if which := tripped(sub, sess.Spec.Limits, e.now()); which != "" {
 		return e.Fail(ctx, sub, "limit_tripped:"+which)
 	}
-	sub, err = journal.Lease(ctx, e.Journal, sub, e.Owner, e.now(), e.leaseTTL(), nil)
+	sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), nil)
 	if lost(err) {
 		return nil
 	}
