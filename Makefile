@@ -3,7 +3,8 @@ GO      ?= go
 BIN     := bin
 DEMO    ?= .cairn/demo
 
-.PHONY: build run test bench vet fmt clean
+.PHONY: build run test bench vet fmt clean functions moto-start moto-stop localstack-start localstack-stop
+FUNCTIONS := api model tools commit repair
 
 build:
 	$(GO) build -o $(BIN)/cairn ./cmd/cairn
@@ -21,6 +22,27 @@ test:
 ## bench: engine overhead per agent step and steps/second with 8 concurrent sessions
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/turn/ ./shared/sqlite/
+	scripts/moto.sh start
+	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/awsbackend/
+
+## functions: cross-build every Lambda for provided.al2023/arm64 into dist/<name>/bootstrap + dist/<name>.zip
+functions:
+	@for f in $(FUNCTIONS); do \
+		echo "building $$f"; \
+		GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags='-s -w' \
+			-o dist/$$f/bootstrap ./functions/$$f || exit 1; \
+	done
+	$(GO) run ./scripts/zipdist $(FUNCTIONS)
+	@ls -l dist/*.zip
+
+moto-start:
+	scripts/moto.sh start
+moto-stop:
+	scripts/moto.sh stop
+localstack-start:
+	scripts/localstack.sh start
+localstack-stop:
+	scripts/localstack.sh stop
 
 vet:
 	$(GO) vet ./...
@@ -29,4 +51,4 @@ fmt:
 	gofmt -l -w .
 
 clean:
-	rm -rf $(BIN) .cairn
+	rm -rf $(BIN) .cairn dist

@@ -19,6 +19,16 @@ import (
 )
 
 func cmdDev(ctx context.Context, env envDefaults, args []string) error {
+	if len(args) >= 2 && args[0] == "--backend" {
+		switch args[1] {
+		case "aws":
+			return cmdDevAWS(ctx, env, args[2:])
+		case "embedded":
+			args = args[2:]
+		default:
+			return fmt.Errorf("dev: --backend %q: want embedded or aws", args[1])
+		}
+	}
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	data := fs.String("data", env.Data, "data directory (created if missing)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free one)")
@@ -32,9 +42,7 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 		*data = defaultData()
 	}
 	if *token == "" {
-		b := make([]byte, 16)
-		_, _ = rand.Read(b)
-		*token = hex.EncodeToString(b)
+		*token = newToken()
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: env.Environ, Runtime: runtime.Config{
@@ -73,4 +81,10 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	cancel()
 	<-done
 	return nil
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

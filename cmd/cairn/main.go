@@ -18,6 +18,7 @@ const usage = `cairn — a durable AI-agent runtime
 
 usage:
   cairn dev      --data DIR --addr 127.0.0.1:PORT [--token T]
+  cairn dev      --backend aws [--endpoint URL] [--table T --bucket B --queue-prefix P] --addr 127.0.0.1:PORT
   cairn run      [--addr URL --token T | --data DIR] [--model scripted:demo] [--session ID] "prompt"
   cairn approve  [--addr URL --token T | --data DIR] SESSION APPROVAL allow|deny [--reason TEXT]
   cairn sessions [--addr URL --token T | --data DIR]

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/cairnrun/cairn/shared/awsbackend"
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/lambdafn"
+	"github.com/cairnrun/cairn/shared/lambdaharness"
+)
+
+// cmdDevAWS runs the whole serverless shape against a LocalStack-compatible
+// endpoint: the api function fed API Gateway v2 events, the phase functions
+// fed SQS batches by the harness, repair on a ticker.
+func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
+	fs := flag.NewFlagSet("dev --backend aws", flag.ContinueOnError)
+	endpoint := fs.String("endpoint", firstNonEmpty(lookup(env.Environ, "AWS_ENDPOINT_URL"), "http://127.0.0.1:4566"), "LocalStack-compatible endpoint")
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	var n awsbackend.Names
+	fs.StringVar(&n.Table, "table", "cairn", "DynamoDB table")
+	fs.StringVar(&n.Bucket, "bucket", "cairn-blobs", "S3 bucket for claim checks")
+	fs.StringVar(&n.QueuePrefix, "queue-prefix", "cairn", "queue name prefix")
+	sandboxes := fs.String("sandboxes", "", "directory for local sandboxes (default DATA/sandboxes)")
+	data := fs.String("data", env.Data, "data directory (token file, sandboxes)")
+	token := fs.String("token", env.Token, "API bearer token (default: random)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *data == "" {
+		*data = defaultData()
+	}
+	if *sandboxes == "" {
+		*sandboxes = *data + "/sandboxes"
+	}
+	if *token == "" {
+		*token = newToken()
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	awsCfg := aws.Config{
+		Region:       firstNonEmpty(lookup(env.Environ, "AWS_REGION"), "us-east-1"),
+		Credentials:  credentials.NewStaticCredentialsProvider(firstNonEmpty(lookup(env.Environ, "AWS_ACCESS_KEY_ID"), "test"), firstNonEmpty(lookup(env.Environ, "AWS_SECRET_ACCESS_KEY"), "test"), ""),
+		BaseEndpoint: aws.String(*endpoint),
+	}
+	fmt.Printf("provisioning table %s, bucket %s, queues %s-* on %s\n", n.Table, n.Bucket, n.QueuePrefix, *endpoint)
+	cfg, err := awsbackend.Provision(ctx, awsCfg, n)
+	if err != nil {
+		return fmt.Errorf("%w (is LocalStack or moto running? scripts/moto.sh start)", err)
+	}
+	cfg.SandboxDir, cfg.Token, cfg.Log = *sandboxes, *token, log
+	cfg.Env = []string{"PATH=" + lookup(env.Environ, "PATH")}
+	rt, err := awsbackend.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*data, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(*data+"/token", []byte(*token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	h := &lambdaharness.Harness{Client: sqs.NewFromConfig(awsCfg), Log: log}
+	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit} {
+		h.Functions = append(h.Functions, lambdaharness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10,
+			Visibility: 30 * time.Second, Timeout: 5 * time.Minute, Handler: lambdafn.SQSHandler(rt.Engine.Handle, log)})
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", *addr, err)
+	}
+	srv := &http.Server{Handler: apiGateway(lambdafn.APIHandler(rt.API)), ReadHeaderTimeout: 10 * time.Second}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = h.Run(sctx) }()
+	go repairTicker(sctx, rt.Repair.Run, 10*time.Second, log)
+	fmt.Printf("cairn dev (aws backend) listening on http://%s\n", ln.Addr())
+	fmt.Printf("token %s (also in %s/token)\n", *token, *data)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
+	shut, c2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer c2()
+	return srv.Shutdown(shut)
+}
+
+// apiGateway serves HTTP by turning each request into the API Gateway HTTP
+// API v2 event the api Lambda receives, and its response back.
+func apiGateway(fn func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 6<<20)) // API Gateway's payload limit
+		if err != nil {
+			http.Error(w, `{"error":{"code":"too_large","message":"request body over the API Gateway limit"}}`, http.StatusRequestEntityTooLarge)
+			return
+		}
+		path := r.URL.Path
+		if r.URL.RawQuery != "" {
+			path += "?" + r.URL.RawQuery
+		}
+		resp, err := fn(r.Context(), lambdaharness.APIEvent(r.Method, path, r.Header, body))
+		if err != nil {
+			http.Error(w, `{"error":{"code":"internal","message":"api function failed"}}`, http.StatusBadGateway)
+			return
+		}
+		for k, v := range resp.Headers {
+			w.Header().Set(k, v)
+		}
+		for k, vs := range resp.MultiValueHeaders {
+			for _, v := range vs {
+				w.Header().Add(k, v)
+			}
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.WriteString(w, resp.Body)
+	})
+}
+
+func repairTicker[R any](ctx context.Context, run func(context.Context) (R, error), every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := run(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("repair pass", "error", err)
+			}
+		}
+	}
+}
+
+func lookup(environ []string, key string) string {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,23 @@
+// Command repair is the scheduled repair Lambda (every minute): re-drives
+// stuck submissions and turns dead-lettered messages into FAILED.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/cairnrun/cairn/shared/awsbackend"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	rt, err := awsbackend.Boot(context.Background(), os.Getenv, log)
+	if err != nil {
+		log.Error("starting", "error", err)
+		os.Exit(1)
+	}
+	lambda.Start(rt.Repair.Run)
+}

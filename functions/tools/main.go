@@ -1,0 +1,24 @@
+// Command tools is the tools-phase Lambda: SQS FIFO batches in, partial batch
+// failures out, the same handler `cairn dev` runs.
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/cairnrun/cairn/shared/awsbackend"
+	"github.com/cairnrun/cairn/shared/lambdafn"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	rt, err := awsbackend.Boot(context.Background(), os.Getenv, log)
+	if err != nil {
+		log.Error("starting", "error", err)
+		os.Exit(1)
+	}
+	lambda.Start(lambdafn.SQSHandler(rt.Engine.Handle, log))
+}
