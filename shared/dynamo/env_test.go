@@ -98,7 +98,6 @@ func (e *testEnv) destroy(ctx context.Context) error {
 	return err
 }
 
-
 // fixedClock is a contracts.Clock standing still.
 type fixedClock time.Time
 
