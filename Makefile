@@ -17,6 +17,7 @@ run: build
 ## test: vet, then every test (unit, conformance, kill, duplicate delivery, bad input) with the race detector
 test:
 	$(GO) vet ./...
+	@scripts/moto.sh status >/dev/null 2>&1 || echo "AWS endpoint $${CAIRN_AWS_ENDPOINT:-http://127.0.0.1:4566} not reachable: the AWS integration suite skips (start one: scripts/moto.sh start; with CI=true it fails instead)"
 	$(GO) test -race -count=1 -timeout 12m ./...
 
 ## bench: engine overhead per agent step and steps/second with 8 concurrent sessions

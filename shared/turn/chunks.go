@@ -8,8 +8,8 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
-// Chunk batching: stream chunks and their text_delta events are written in
-// batches, flushed when FlushEvery has passed since the last flush or
+// Chunk batching: stream chunks and their text_delta event (one per batch,
+// carrying the batch's text) are written in batches, flushed when FlushEvery has passed since the last flush or
 // FlushChunks are buffered, and always before the completion marker. A
 // crash loses at most the unflushed tail of an incomplete stream, which
 // recovery discards anyway (a new attempt, a new stream key).
@@ -32,8 +32,13 @@ func (w *chunkWriter) add(ctx context.Context, ev contracts.ModelEvent) error {
 	seq := w.next + len(w.chunks)
 	w.chunks = append(w.chunks, ev)
 	if ev.Type == contracts.ModelText && ev.Text != "" {
-		w.events = append(w.events, contracts.Event{SubmissionID: w.sub.ID, Key: fmt.Sprintf("text/%s/%d", w.key, seq),
-			Type: contracts.EventTextDelta, Step: w.sub.Step, Text: ev.Text, At: w.e.now()})
+		// one text_delta per flush: the text of every chunk in the batch
+		if n := len(w.events); n > 0 && w.events[n-1].Type == contracts.EventTextDelta {
+			w.events[n-1].Text += ev.Text
+		} else {
+			w.events = append(w.events, contracts.Event{SubmissionID: w.sub.ID, Key: fmt.Sprintf("text/%s/%d", w.key, seq),
+				Type: contracts.EventTextDelta, Step: w.sub.Step, Text: ev.Text, At: w.e.now()})
+		}
 	}
 	if len(w.chunks) >= FlushChunks || w.e.now().Sub(w.last) >= FlushEvery {
 		return w.flush(ctx)
