@@ -55,23 +55,32 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	if err := os.WriteFile(filepath.Join(*data, "token"), []byte(*token+"\n"), 0o600); err != nil {
 		return fmt.Errorf("writing token file: %w", err)
 	}
-	ln, err := net.Listen("tcp", *addr)
+	return serve(ctx, *addr, rt.API, "cairn dev", rt.Serve, *token, *data)
+}
+
+// serve listens on addr, runs background (workers, harness, repair) until
+// ctx ends, prints the address and token lines tests and users wait for,
+// and shuts down gracefully.
+func serve(ctx context.Context, addr string, h http.Handler, name string, background func(context.Context), token, data string) error {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", *addr, err)
+		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: rt.API, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
-	go func() { rt.Serve(sctx); close(done) }()
-	fmt.Printf("cairn dev listening on http://%s\n", ln.Addr())
-	fmt.Printf("token %s (also in %s)\n", *token, filepath.Join(*data, "token"))
+	go func() { background(sctx); close(done) }()
+	fmt.Printf("%s listening on http://%s\n", name, ln.Addr())
+	fmt.Printf("token %s (also in %s)\n", token, filepath.Join(data, "token"))
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case <-ctx.Done():
 	case err := <-errc:
 		if !errors.Is(err, http.ErrServerClosed) {
+			cancel()
+			<-done
 			return err
 		}
 	}

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -78,29 +76,11 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 		h.Functions = append(h.Functions, lambdaharness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10,
 			Visibility: 30 * time.Second, Timeout: 5 * time.Minute, Handler: lambdafn.SQSHandler(rt.Engine.Handle, log)})
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listening on %s: %w", *addr, err)
+	background := func(ctx context.Context) {
+		go rt.RepairLoop(ctx, 10*time.Second)
+		_ = h.Run(ctx)
 	}
-	srv := &http.Server{Handler: apiGateway(lambdafn.APIHandler(rt.API)), ReadHeaderTimeout: 10 * time.Second}
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { _ = h.Run(sctx) }()
-	go repairTicker(sctx, rt.Repair.Run, 10*time.Second, log)
-	fmt.Printf("cairn dev (aws backend) listening on http://%s\n", ln.Addr())
-	fmt.Printf("token %s (also in %s/token)\n", *token, *data)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-	}
-	shut, c2 := context.WithTimeout(context.Background(), 5*time.Second)
-	defer c2()
-	return srv.Shutdown(shut)
+	return serve(ctx, *addr, apiGateway(lambdafn.APIHandler(rt.API)), "cairn dev (aws backend)", background, *token, *data)
 }
 
 // apiGateway serves HTTP by turning each request into the API Gateway HTTP
@@ -132,21 +112,6 @@ func apiGateway(fn func(context.Context, events.APIGatewayV2HTTPRequest) (events
 		w.WriteHeader(resp.StatusCode)
 		_, _ = io.WriteString(w, resp.Body)
 	})
-}
-
-func repairTicker[R any](ctx context.Context, run func(context.Context) (R, error), every time.Duration, log *slog.Logger) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := run(ctx); err != nil && ctx.Err() == nil {
-				log.Warn("repair pass", "error", err)
-			}
-		}
-	}
 }
 
 func lookup(environ []string, key string) string {

@@ -125,23 +125,27 @@ func (rt *Runtime) Serve(ctx context.Context) {
 	if every <= 0 {
 		every = 5 * time.Second
 	}
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if rep, err := rt.Repair.Run(ctx); err != nil && ctx.Err() == nil {
-					rt.Log.Warn("repair pass", "error", err)
-				} else if rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison > 0 {
-					rt.Log.Info("repair pass", "redriven", rep.Redriven, "started", rep.Started, "failed", rep.Failed, "expired", rep.Expired, "poison", rep.Poison)
-				}
+	go rt.RepairLoop(ctx, every)
+	rt.Workers.Run(ctx)
+}
+
+// RepairLoop runs a repair pass every period until ctx ends, logging what
+// each pass did (the repair function's schedule, in process).
+func (rt *Runtime) RepairLoop(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if rep, err := rt.Repair.Run(ctx); err != nil && ctx.Err() == nil {
+				rt.Log.Warn("repair pass", "error", err)
+			} else if rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison > 0 {
+				rt.Log.Info("repair pass", "redriven", rep.Redriven, "started", rep.Started, "failed", rep.Failed, "expired", rep.Expired, "poison", rep.Poison)
 			}
 		}
-	}()
-	rt.Workers.Run(ctx)
+	}
 }
 
 // Close releases the backend.

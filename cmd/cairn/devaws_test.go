@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/cairnrun/cairn/shared/awstest"
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// `cairn dev --backend aws` runs the serverless shape against the endpoint:
+// HTTP → API Gateway v2 event → api handler; the harness drives the phase
+// handlers over SQS; the turn commits with its state in DynamoDB.
+func TestDevAWSBackend(t *testing.T) {
+	ep := awstest.Endpoint(t)
+	data := t.TempDir()
+	cmd := exec.Command(cairnBin, "dev", "--backend", "aws", "--endpoint", ep, "--addr", "127.0.0.1:0", "--data", data,
+		"--table", awstest.Name(t, "cli"), "--bucket", awstest.Name(t, "cli-blobs"), "--queue-prefix", awstest.Name(t, "cli"), "--token", "aws-test")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var cl *client
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if addr, ok := strings.CutPrefix(sc.Text(), "cairn dev (aws backend) listening on "); ok {
+			cl = remoteClient(addr, "aws-test")
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			break
+		}
+	}
+	if cl == nil {
+		t.Fatal("cairn dev --backend aws exited before listening")
+	}
+	ctx := context.Background()
+	s, err := cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := cl.submit(ctx, s.ID, "go", "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitDone(t, ctx, cl, s.ID, sub.ID)
+	if got.Phase != contracts.PhaseCommitted || got.Step != 3 {
+		t.Fatalf("%s step %d: %s", got.Phase, got.Step, got.Error)
+	}
+	if b, err := os.ReadFile(data + "/sandboxes/" + s.ID + "/notes.txt"); err != nil || !strings.HasPrefix(string(b), "cairn was here") {
+		t.Fatalf("notes.txt = %q, %v", b, err)
+	}
+}
