@@ -2,11 +2,15 @@
 // dead-lettered messages into a visible FAILED state.
 //
 // A submission is stuck when its lease expired, or when it holds no lease
-// and has not moved for StuckAfter. Repair never does a phase's work itself:
-// it re-enqueues the phase's handler (which re-reads the journal and acts on
+// and has not moved for StuckAfter. Repair gathers the evidence about each
+// unfinished submission, classifies it (recovery.ClassifySubmission) and
+// performs the state's one action. It never does a phase's work itself: it
+// re-enqueues the phase's handler (which re-reads the journal and acts on
 // what it says), starts a waiting submission, denies an approval whose time
-// ran out, or fails a submission whose attempts are exhausted. Run it on a
-// schedule (the `repair` function on AWS, a ticker in `cairn dev`).
+// ran out, or fails a submission whose attempts are exhausted (or whose
+// wake-up was dead-lettered) with a reason that starts with its state, e.g.
+// "attempts_exhausted:MODEL step 3". Run it on a schedule (the `repair`
+// function on AWS, a ticker in `cairn dev`).
 //
 // # Usage
 //
@@ -18,10 +22,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/journal"
+	"github.com/cairnrun/cairn/shared/recovery"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
@@ -32,9 +38,18 @@ type Repairer struct {
 	Batch      int           // submissions examined per run; default 500
 }
 
-// Report counts what one Run did.
+// Report counts what one Run did. States counts the recovery state each
+// scanned or dead-lettered submission was classified in.
 type Report struct {
 	Scanned, Redriven, Started, Failed, Expired, Poison int
+	States                                              map[recovery.State]int
+}
+
+func (rep *Report) count(s recovery.State) {
+	if rep.States == nil {
+		rep.States = make(map[recovery.State]int)
+	}
+	rep.States[s]++
 }
 
 // Run makes one repair pass.
@@ -62,6 +77,13 @@ func (r *Repairer) Run(ctx context.Context) (Report, error) {
 	return rep, errors.Join(errs...)
 }
 
+func (r *Repairer) log() *slog.Logger {
+	if r.Engine.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Engine.Log
+}
+
 func (r *Repairer) stuckAfter() time.Duration {
 	if r.StuckAfter <= 0 {
 		return time.Minute
@@ -72,35 +94,55 @@ func (r *Repairer) stuckAfter() time.Duration {
 func (r *Repairer) one(ctx context.Context, sub contracts.Submission, rep *Report) error {
 	e := r.Engine
 	now := e.Clock.Now()
-	if journal.Leased(sub, "", now) {
-		return nil // someone is working on it
+	var sess contracts.Session
+	if needsSession(sub, now) {
+		var err error
+		if sess, err = e.Journal.GetSession(ctx, sub.SessionID); err != nil {
+			return fmt.Errorf("reading session %s of submission %s: %w", sub.SessionID, sub.ID, err)
+		}
 	}
-	if sub.Phase == contracts.PhaseTools && hasPending(sub) {
-		return r.expire(ctx, sub, now, rep)
+	ev, err := recovery.Gather(ctx, e.Journal, e.Transcript, e.Streams, e.Registry, sess, sub, now)
+	if err != nil {
+		return fmt.Errorf("classifying submission %s: %w", sub.ID, err)
 	}
-	if sub.LeaseOwner == "" && now.Sub(sub.UpdatedAt) < r.stuckAfter() {
-		return nil
-	}
-	if sub.Attempt >= maxAttempts(e) {
-		rep.Failed++
-		return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:%s step %d", sub.Phase, sub.Step))
+	ev.StuckAfter, ev.MaxAttempts = r.stuckAfter(), maxAttempts(e)
+	c := recovery.ClassifySubmission(sub, ev)
+	rep.count(c.State)
+	if c.Action != recovery.ActionWait && c.Action != recovery.ActionNone {
+		r.log().Info("repairing submission", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step,
+			"phase", sub.Phase, "state", c.State, "action", c.Action, "reason", c.Reason, "rerun", c.Rerun, "interrupted", c.Interrupted)
 	}
 	nonce := fmt.Sprintf("repair/%d/%d", sub.Version, now.Unix()/int64(r.stuckAfter()/time.Second+1))
-	switch sub.Phase {
-	case contracts.PhaseAccepted:
+	switch c.Action {
+	case recovery.ActionDenyExpired:
+		return r.expire(ctx, sub, now, rep)
+	case recovery.ActionFail:
+		rep.Failed++
+		return e.Fail(ctx, sub, c.Reason)
+	case recovery.ActionStartSession:
 		rep.Started++
 		return e.StartNext(ctx, sub.SessionID)
-	case contracts.PhaseModel:
+	case recovery.ActionEnqueueModel, recovery.ActionNewAttempt:
 		rep.Redriven++
 		return e.Enqueue(ctx, contracts.QueueModel, sub, nonce)
-	case contracts.PhaseTools:
+	case recovery.ActionEnqueueTools:
 		rep.Redriven++
 		return e.Enqueue(ctx, contracts.QueueTools, sub, nonce)
-	case contracts.PhaseCommit:
+	case recovery.ActionEnqueueCommit:
 		rep.Redriven++
 		return e.Enqueue(ctx, contracts.QueueCommit, sub, nonce)
 	}
-	return nil
+	return nil // wait or none
+}
+
+// needsSession reports whether Gather will read sub's session: for an
+// ACCEPTED record (is another turn running?) or an unparked TOOLS one (the
+// tools' effects), and never under a live lease.
+func needsSession(sub contracts.Submission, now time.Time) bool {
+	if journal.Leased(sub, "", now) {
+		return false
+	}
+	return sub.Phase == contracts.PhaseAccepted || (sub.Phase == contracts.PhaseTools && !hasPending(sub))
 }
 
 func maxAttempts(e *turn.Engine) int {
@@ -160,13 +202,18 @@ func (r *Repairer) drainDLQs(ctx context.Context, rep *Report) error {
 			}
 			for _, d := range ds {
 				sub, err := e.Journal.GetSubmission(ctx, d.Message.SubmissionID)
-				if err == nil && !sub.Phase.Terminal() {
-					rep.Poison++
-					reason := fmt.Sprintf("poison: %s message dead-lettered at step %d %s", q, d.Message.Step, d.Message.Phase)
-					if err := e.Fail(ctx, sub, reason); err != nil {
-						return err
+				if err == nil {
+					c := recovery.ClassifySubmission(sub, recovery.Evidence{
+						Now: e.Clock.Now(), DeadLetter: &recovery.DeadLetter{Queue: q, Step: d.Message.Step, Phase: d.Message.Phase},
+					})
+					rep.count(c.State)
+					if c.Action == recovery.ActionFail {
+						rep.Poison++
+						if err := e.Fail(ctx, sub, c.Reason); err != nil {
+							return err
+						}
 					}
-				} else if err != nil && !errors.Is(err, contracts.ErrNotFound) {
+				} else if !errors.Is(err, contracts.ErrNotFound) {
 					return fmt.Errorf("reading submission %s: %w", d.Message.SubmissionID, err)
 				}
 				if err := e.Queue.Delete(ctx, contracts.DLQ(q), d.Receipt); err != nil {

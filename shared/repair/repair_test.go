@@ -2,6 +2,7 @@ package repair_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/enginetest"
+	"github.com/cairnrun/cairn/shared/recovery"
 	"github.com/cairnrun/cairn/shared/repair"
 )
 
@@ -27,7 +29,7 @@ func TestLostMessageRedrivenOnlyAfterStuckAfter(t *testing.T) {
 
 	for _, wait := range []time.Duration{0, stuckAfter - time.Second} {
 		h.Clock.Advance(wait)
-		if rep := h.Repair(); rep != (repair.Report{Scanned: 1}) {
+		if rep := h.Repair(); counts(rep) != counts(repair.Report{Scanned: 1}) {
 			t.Fatalf("after %v: report %+v, want only Scanned 1", wait, rep)
 		}
 		if q := h.Queued(contracts.QueueModel); len(q) != 0 {
@@ -36,7 +38,7 @@ func TestLostMessageRedrivenOnlyAfterStuckAfter(t *testing.T) {
 	}
 
 	h.Clock.Advance(2 * time.Second)
-	if rep := h.Repair(); rep != (repair.Report{Scanned: 1, Redriven: 1}) {
+	if rep := h.Repair(); counts(rep) != counts(repair.Report{Scanned: 1, Redriven: 1}) {
 		t.Fatalf("report %+v, want Scanned 1 Redriven 1", rep)
 	}
 	// A second pass in the same window re-sends the same nonce: deduplicated.
@@ -52,7 +54,7 @@ func TestLostMessageRedrivenOnlyAfterStuckAfter(t *testing.T) {
 	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted || !strings.Contains(got.Result, "hello") {
 		t.Fatalf("after re-drive: %s %q, want COMMITTED with the echo", got.Phase, got.Result)
 	}
-	if rep := h.Repair(); rep != (repair.Report{}) {
+	if rep := h.Repair(); counts(rep) != counts(repair.Report{}) {
 		t.Fatalf("nothing is unfinished, report %+v", rep)
 	}
 }
@@ -78,7 +80,7 @@ func TestLeases(t *testing.T) {
 			h.Clock.Advance(c.wait)
 			rep := h.Repair()
 			if !c.redrive {
-				if rep != (repair.Report{Scanned: 1}) {
+				if counts(rep) != counts(repair.Report{Scanned: 1}) {
 					t.Fatalf("report %+v, want only Scanned 1", rep)
 				}
 				if q := h.Queued(contracts.QueueModel); len(q) != 0 {
@@ -89,7 +91,7 @@ func TestLeases(t *testing.T) {
 				}
 				return
 			}
-			if rep != (repair.Report{Scanned: 1, Redriven: 1}) {
+			if counts(rep) != counts(repair.Report{Scanned: 1, Redriven: 1}) {
 				t.Fatalf("report %+v, want Scanned 1 Redriven 1", rep)
 			}
 			h.Drain()
@@ -120,12 +122,12 @@ func TestAttemptsExhausted(t *testing.T) {
 			rep := h.Repair()
 			got := h.Get(sub.ID)
 			if !c.fail {
-				if rep != (repair.Report{Scanned: 1, Redriven: 1}) || got.Phase != contracts.PhaseModel {
+				if counts(rep) != counts(repair.Report{Scanned: 1, Redriven: 1}) || got.Phase != contracts.PhaseModel {
 					t.Fatalf("report %+v, phase %s: want re-driven", rep, got.Phase)
 				}
 				return
 			}
-			if rep != (repair.Report{Scanned: 1, Failed: 1}) {
+			if counts(rep) != counts(repair.Report{Scanned: 1, Failed: 1}) {
 				t.Fatalf("report %+v, want Scanned 1 Failed 1", rep)
 			}
 			if got.Phase != contracts.PhaseFailed || !strings.HasPrefix(got.Error, "attempts_exhausted:MODEL step 0") {
@@ -213,6 +215,13 @@ func TestPoisonFromQueueDeadLetter(t *testing.T) {
 	checkDLQEmpty(t, h)
 }
 
+// counters are a Report without States, comparable with !=.
+type counters struct{ Scanned, Redriven, Started, Failed, Expired, Poison int }
+
+func counts(r repair.Report) counters {
+	return counters{r.Scanned, r.Redriven, r.Started, r.Failed, r.Expired, r.Poison}
+}
+
 func wake(sub contracts.Submission) contracts.Message {
 	return contracts.Message{Kind: contracts.QueueModel, SessionID: sub.SessionID, SubmissionID: sub.ID, Step: 0, Phase: contracts.PhaseModel, Version: 99}
 }
@@ -248,7 +257,7 @@ func TestParkedApproval(t *testing.T) {
 	sub := parked(t, h, 10*time.Minute)
 
 	h.Clock.Advance(5 * time.Minute) // past StuckAfter, approval time left
-	if rep := h.Repair(); rep != (repair.Report{Scanned: 1}) {
+	if rep := h.Repair(); counts(rep) != counts(repair.Report{Scanned: 1}) {
 		t.Fatalf("report %+v, want only Scanned 1", rep)
 	}
 	if got := h.Get(sub.ID); got.Version != sub.Version {
@@ -259,7 +268,7 @@ func TestParkedApproval(t *testing.T) {
 	}
 
 	h.Clock.Advance(5 * time.Minute)
-	if rep := h.Repair(); rep != (repair.Report{Scanned: 1, Expired: 1}) {
+	if rep := h.Repair(); counts(rep) != counts(repair.Report{Scanned: 1, Expired: 1}) {
 		t.Fatalf("report %+v, want Scanned 1 Expired 1", rep)
 	}
 	got := h.Get(sub.ID)
@@ -329,8 +338,16 @@ func TestReportCounters(t *testing.T) {
 	}
 
 	want := repair.Report{Scanned: 5, Redriven: 1, Started: 1, Failed: 1, Expired: 1, Poison: 1}
-	if rep := h.Repair(); rep != want {
+	rep := h.Repair()
+	if counts(rep) != counts(want) {
 		t.Fatalf("report %+v, want %+v", rep, want)
+	}
+	states := map[recovery.State]int{
+		recovery.StateParkedExpired: 1, recovery.StateModelNotStarted: 1, recovery.StateAttemptsExhausted: 1,
+		recovery.StateLeased: 1, recovery.StatePoisoned: 1, recovery.StateNotStarted: 1,
+	}
+	if !maps.Equal(rep.States, states) {
+		t.Fatalf("states %v, want %v", rep.States, states)
 	}
 	for id, phase := range map[string]contracts.Phase{
 		expiring.ID: contracts.PhaseTools, lost.ID: contracts.PhaseModel, exhausted.ID: contracts.PhaseFailed,
