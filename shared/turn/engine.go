@@ -141,6 +141,24 @@ func (e *Engine) load(ctx context.Context, m contracts.Message, phase contracts.
 	return sub, true, nil
 }
 
+// open is the common start of the model and tools phases: load the
+// submission the message points at (ok=false: stale, nothing to do), read
+// its session, and end the turn FAILED if a limit has tripped.
+func (e *Engine) open(ctx context.Context, m contracts.Message, phase contracts.Phase) (contracts.Submission, contracts.Session, bool, error) {
+	sub, ok, err := e.load(ctx, m, phase)
+	if !ok || err != nil {
+		return sub, contracts.Session{}, false, err
+	}
+	sess, err := e.Journal.GetSession(ctx, sub.SessionID)
+	if err != nil {
+		return sub, sess, false, fmt.Errorf("reading session %s: %w", sub.SessionID, err)
+	}
+	if which := tripped(sub, sess.Spec.Limits, e.now()); which != "" {
+		return sub, sess, false, e.Fail(ctx, sub, "limit_tripped:"+which)
+	}
+	return sub, sess, true, nil
+}
+
 // lost reports whether err means another writer won: the caller stops.
 func lost(err error) bool { return errors.Is(err, contracts.ErrConflict) }
 

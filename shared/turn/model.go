@@ -14,16 +14,9 @@ import (
 // store (or reuse a stream that completed before a crash), write the
 // assistant node, then advance to TOOLS or COMMIT.
 func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
-	sub, ok, err := e.load(ctx, m, contracts.PhaseModel)
+	sub, sess, ok, err := e.open(ctx, m, contracts.PhaseModel)
 	if !ok || err != nil {
 		return err
-	}
-	sess, err := e.Journal.GetSession(ctx, sub.SessionID)
-	if err != nil {
-		return fmt.Errorf("reading session %s: %w", sub.SessionID, err)
-	}
-	if which := tripped(sub, sess.Spec.Limits, e.now()); which != "" {
-		return e.Fail(ctx, sub, "limit_tripped:"+which)
 	}
 	reuse := false
 	if sub.StreamKey != "" {

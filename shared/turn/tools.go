@@ -23,16 +23,9 @@ func isNotFound(err error) bool { return errors.Is(err, contracts.ErrNotFound) }
 // the turn if a call awaits approval, else write the tool node and advance
 // to the next model step.
 func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
-	sub, ok, err := e.load(ctx, m, contracts.PhaseTools)
+	sub, sess, ok, err := e.open(ctx, m, contracts.PhaseTools)
 	if !ok || err != nil {
 		return err
-	}
-	sess, err := e.Journal.GetSession(ctx, sub.SessionID)
-	if err != nil {
-		return fmt.Errorf("reading session %s: %w", sub.SessionID, err)
-	}
-	if which := tripped(sub, sess.Spec.Limits, e.now()); which != "" {
-		return e.Fail(ctx, sub, "limit_tripped:"+which)
 	}
 	sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), nil)
 	if lost(err) {
