@@ -68,6 +68,9 @@ type Config struct {
 	Token      string            // API bearer token; empty behind an IAM/JWT authorizer
 	Env        []string          // base environment of sandboxed commands
 	Log        *slog.Logger
+	// Clock of the store (ttl stamps) and the runtime (leases, ids); nil =
+	// the wall clock. Tests set a manual one.
+	Clock contracts.Clock
 	// AWS overrides the loaded SDK config (tests); nil = config.LoadDefaultConfig.
 	AWS *aws.Config
 }
@@ -143,7 +146,10 @@ func New(ctx context.Context, c Config) (*runtime.Runtime, error) {
 	if c.Endpoint != "" {
 		awsCfg.BaseEndpoint = aws.String(c.Endpoint)
 	}
-	clock := wallClock{}
+	var clock contracts.Clock = wallClock{}
+	if c.Clock != nil {
+		clock = c.Clock
+	}
 	blobs := s3blob.New(s3.NewFromConfig(awsCfg, func(o *s3.Options) { o.UsePathStyle = c.Endpoint != "" }), c.Bucket)
 	store, err := dynamo.New(dynamodb.NewFromConfig(awsCfg), dynamo.Options{Table: c.Table, Blobs: blobs, Clock: clock})
 	if err != nil {

@@ -15,6 +15,11 @@
 // a killed Lambda or `cairn dev` process leaves behind. Test code that calls
 // the engine directly recovers it with Recover.
 //
+// The queue decorator also records the deliveries received and neither
+// deleted nor released; Plan.ReleaseInflight makes them visible at once,
+// standing for their visibility timeout passing on a queue whose visibility
+// runs on real time (SQS), where a test cannot advance a clock instead.
+//
 // It has no effect unless a test wraps its ports; no production assembly
 // imports it.
 //

@@ -1,6 +1,7 @@
 package crashpoint
 
 import (
+	"context"
 	"errors"
 	"sync"
 )
@@ -49,6 +50,7 @@ type Plan struct {
 	paused bool
 	fired  *Point
 	points []Point
+	queues []*queue
 }
 
 // Count returns how many write calls the Plan has counted.
@@ -116,4 +118,32 @@ func (p *Plan) write(op, key string, do func()) {
 	if crash {
 		panic(Crash)
 	}
+}
+
+// ReleaseInflight makes every message the wrapped queues delivered and that
+// was neither deleted nor released visible again at once, through the inner
+// queue (uncounted, never crashing), and reports how many it released. It
+// stands for the visibility timeout of a dead process's messages passing,
+// on a queue whose visibility runs on real time (SQS). A receipt the queue
+// no longer honours is skipped.
+func (p *Plan) ReleaseInflight(ctx context.Context) (int, error) {
+	p.mu.Lock()
+	qs := append([]*queue(nil), p.queues...)
+	p.mu.Unlock()
+	n := 0
+	var errs []error
+	for _, q := range qs {
+		k, err := q.releaseInflight(ctx)
+		n += k
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+func (p *Plan) addQueue(q *queue) {
+	p.mu.Lock()
+	p.queues = append(p.queues, q)
+	p.mu.Unlock()
 }

@@ -2,7 +2,10 @@ package crashpoint
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -20,7 +23,9 @@ func Wrap(p runtime.Ports, plan *Plan) runtime.Ports {
 	p.Transcript = transcript{p.Transcript, plan}
 	p.Streams = streams{p.Streams, plan}
 	p.Events = events{p.Events, plan}
-	p.Queue = queue{p.Queue, plan}
+	q := &queue{Queue: p.Queue, plan: plan, inflight: map[string]string{}}
+	plan.addQueue(q)
+	p.Queue = q
 	return p
 }
 
@@ -106,26 +111,83 @@ func (e events) AppendEvents(ctx context.Context, evs ...contracts.Event) (err e
 	return err
 }
 
+// queue decorates a Queue. Besides counting its writes it records the
+// deliveries received and not yet deleted or released, so ReleaseInflight
+// can make them visible again.
 type queue struct {
 	contracts.Queue
 	plan *Plan
+
+	mu       sync.Mutex
+	inflight map[string]string // queue name + "\x00" + message id → latest receipt
 }
 
-func (q queue) Send(ctx context.Context, name string, m contracts.Message) (err error) {
+func (q *queue) Send(ctx context.Context, name string, m contracts.Message) (err error) {
 	q.plan.write("Send", name+":"+m.DedupID(), func() { err = q.Queue.Send(ctx, name, m) })
 	return err
 }
 
-func (q queue) Receive(ctx context.Context, name string, max int, visibility time.Duration) ([]contracts.Delivery, error) {
-	return q.Queue.Receive(ctx, name, max, visibility)
+func (q *queue) Receive(ctx context.Context, name string, max int, visibility time.Duration) ([]contracts.Delivery, error) {
+	ds, err := q.Queue.Receive(ctx, name, max, visibility)
+	q.mu.Lock()
+	for _, d := range ds {
+		id := d.ID
+		if id == "" {
+			id = d.Receipt
+		}
+		q.inflight[name+"\x00"+id] = d.Receipt
+	}
+	q.mu.Unlock()
+	return ds, err
 }
 
-func (q queue) Delete(ctx context.Context, name, receipt string) (err error) {
-	q.plan.write("Delete", name, func() { err = q.Queue.Delete(ctx, name, receipt) })
+func (q *queue) Delete(ctx context.Context, name, receipt string) (err error) {
+	q.plan.write("Delete", name, func() {
+		if err = q.Queue.Delete(ctx, name, receipt); err == nil {
+			q.forget(name, receipt)
+		}
+	})
 	return err
 }
 
-func (q queue) Release(ctx context.Context, name, receipt string) (err error) {
-	q.plan.write("Release", name, func() { err = q.Queue.Release(ctx, name, receipt) })
+func (q *queue) Release(ctx context.Context, name, receipt string) (err error) {
+	q.plan.write("Release", name, func() {
+		if err = q.Queue.Release(ctx, name, receipt); err == nil {
+			q.forget(name, receipt)
+		}
+	})
 	return err
+}
+
+func (q *queue) forget(name, receipt string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for k, r := range q.inflight {
+		if r == receipt && strings.HasPrefix(k, name+"\x00") {
+			delete(q.inflight, k)
+		}
+	}
+}
+
+// releaseInflight releases every recorded delivery through the inner
+// queue, uncounted; a receipt the queue no longer honours (the message was
+// deleted meanwhile) is not an error.
+func (q *queue) releaseInflight(ctx context.Context) (int, error) {
+	q.mu.Lock()
+	held := q.inflight
+	q.inflight = map[string]string{}
+	q.mu.Unlock()
+	n := 0
+	var errs []error
+	for k, receipt := range held {
+		name, _, _ := strings.Cut(k, "\x00")
+		switch err := q.Queue.Release(ctx, name, receipt); {
+		case err == nil:
+			n++
+		case errors.Is(err, contracts.ErrNotFound):
+		default:
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
 }
