@@ -1,23 +1,14 @@
 package storetest
 
 import (
-	"crypto/rand"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnrun/cairn/shared/conformance/internal/unique"
 )
 
 // uniq returns an id prefix unique to this test and this run.
-func uniq(t *testing.T) string {
-	t.Helper()
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '-'
-	}, t.Name())
-	return name + "-" + strings.ToLower(rand.Text()[:8])
-}
+func uniq(t *testing.T) string { return unique.Prefix(t) }
 
 // base is a fixed instant with nanoseconds and a non-UTC offset, to prove
 // timestamps round-trip exactly.
