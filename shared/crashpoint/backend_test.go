@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/cairnrun/cairn/shared/awsbackend"
 	"github.com/cairnrun/cairn/shared/awstest"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/crashpoint"
+	"github.com/cairnrun/cairn/shared/dynamo"
 	"github.com/cairnrun/cairn/shared/enginetest"
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/runtime"
@@ -43,10 +45,12 @@ const (
 )
 
 // awsBackend is DynamoDB, S3 and SQS on the LocalStack-compatible endpoint
-// (awstest): it skips without one, or fails with CI=true. The table and
-// bucket are provisioned once and shared by every run (ids are unique per
-// run); each runner holds its own queue set, reused run after run and
-// emptied in between. Leases run on a manual clock; SQS visibility runs on
+// (awstest): it skips without one, or fails with CI=true. The bucket is
+// provisioned once and shared by every run (keys are unique per run); each
+// run gets a fresh table, deleted when it ends, so no run's repair sees
+// another's submissions and moto never scans a table grown by earlier runs;
+// each runner holds its own queue set, reused run after run and emptied in
+// between. Leases run on a manual clock; SQS visibility runs on
 // real time, so a run lapses the dead process's in-flight messages with
 // Plan.ReleaseInflight instead of waiting.
 //
@@ -56,7 +60,7 @@ const (
 //
 //	CAIRN_CRASH_FULL=1 go test -race -timeout 60m -run 'TestCrashAtEveryWritePoint/aws' ./shared/crashpoint/
 //
-// (about 25 minutes: moto slows as the shared table fills).
+// (see docs/RELIABILITY.md for its running time).
 func awsBackend() backend {
 	return backend{name: "aws", parallel: awsParallel, stride: awsStride, start: startAWS}
 }
@@ -77,6 +81,7 @@ func startAWS(t *testing.T) opener {
 		clock := enginetest.NewClock(enginetest.Start)
 		cfg := base
 		cfg.AWS, cfg.QueueURLs = &set.aws, set.urls
+		cfg.Table = freshTable(t, set.aws)
 		cfg.SandboxDir = t.TempDir()
 		cfg.Env = []string{"PATH=" + os.Getenv("PATH")}
 		cfg.Clock, cfg.LeaseTTL, cfg.Log = clock, turn.DefaultLeaseTTL, testLog(t)
@@ -85,12 +90,11 @@ func startAWS(t *testing.T) opener {
 			t.Fatal(err)
 		}
 		// Reassemble from the backend's ports: wrapped by the plan, with a
-		// model the run can count and a journal scoped to the run.
+		// model the run can count.
 		raw := built.Ports
 		model := scripted.New()
 		ports := raw
 		ports.Models = map[string]contracts.ModelClient{"scripted": model}
-		ports.Journal = &scoped{JournalStore: raw.Journal, sessions: map[string]bool{}}
 		rt, err := runtime.Assemble(crashpoint.Wrap(ports, plan), built.Config)
 		if err != nil {
 			t.Fatal(err)
@@ -109,34 +113,21 @@ func startAWS(t *testing.T) opener {
 	}
 }
 
-// scoped confines ListUnfinished to the run's own sessions: the table is
-// shared by concurrent runs, each with its own clock, and one run's repair
-// must not re-drive another's submissions.
-type scoped struct {
-	contracts.JournalStore
-	mu       sync.Mutex
-	sessions map[string]bool
-}
-
-func (s *scoped) CreateSession(ctx context.Context, sess contracts.Session) (contracts.Session, error) {
-	out, err := s.JournalStore.CreateSession(ctx, sess)
-	s.mu.Lock()
-	s.sessions[sess.ID], s.sessions[out.ID] = true, true
-	s.mu.Unlock()
-	return out, err
-}
-
-func (s *scoped) ListUnfinished(ctx context.Context, limit int) ([]contracts.Submission, error) {
-	subs, err := s.JournalStore.ListUnfinished(ctx, limit)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var mine []contracts.Submission
-	for _, sub := range subs {
-		if s.sessions[sub.SessionID] {
-			mine = append(mine, sub)
-		}
+// freshTable creates a table for one run and deletes it when t ends.
+func freshTable(t *testing.T, cfg aws.Config) string {
+	t.Helper()
+	ctx := context.Background()
+	name := awstest.Name(t, "crash")
+	client := dynamodb.NewFromConfig(cfg)
+	if err := dynamo.CreateTable(ctx, client, name); err != nil {
+		t.Fatal(err)
 	}
-	return mine, err
+	t.Cleanup(func() {
+		if _, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: &name}); err != nil {
+			t.Logf("deleting table %s: %v", name, err)
+		}
+	})
+	return name
 }
 
 // queueSet is one runner's queues and its serial SDK client.
