@@ -21,4 +21,7 @@ var (
 	ErrTooLarge = errors.New("too large")
 	// ErrExists: a create found the target already present.
 	ErrExists = errors.New("already exists")
+	// ErrUnavailable: a dependency (a sandbox, a remote endpoint) could not
+	// be reached or is gone.
+	ErrUnavailable = errors.New("unavailable")
 )

@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -126,6 +127,46 @@ type SandboxAPI interface {
 	Grep(ctx context.Context, r GrepRequest) (GrepResult, error)
 	Exec(ctx context.Context, r ExecRequest) (ExecResult, error)
 	RunScript(ctx context.Context, r RunScriptRequest) (ExecResult, error)
+}
+
+// CallState is what a sandbox knows about one tool call id.
+type CallState string
+
+// Call states: the sandbox never saw the id (or forgot it: the record is
+// bounded), it is running it now, or it finished and recorded the outcome.
+const (
+	CallUnknown CallState = "unknown"
+	CallRunning CallState = "running"
+	CallDone    CallState = "done"
+)
+
+// CallError is a recorded failure: Code is the sentinel's wire code
+// ("not_found", "invalid", …; see shared/sandboxproto) and Message its text.
+type CallError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// CallOutcome answers "did call X run, and with what result?". Method is
+// the SandboxAPI method ("exec", "write_file", …); Result its JSON result
+// (absent for methods that return only an error); Error set when it failed.
+type CallOutcome struct {
+	CallID string          `json:"call_id"`
+	State  CallState       `json:"state"`
+	Method string          `json:"method,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *CallError      `json:"error,omitempty"`
+}
+
+// CallLedger is implemented by sandboxes that make mutating calls
+// effect-once (DESIGN §6): a WriteFile, EditFile, Exec or RunScript
+// request carrying a CallID runs at most once; a repeat with the same id
+// (also while the first is still running) returns the recorded outcome,
+// and a repeat with the same id but a different request is ErrConflict.
+// CallOutcome is the query recovery asks before it reports a call as
+// interrupted.
+type CallLedger interface {
+	CallOutcome(ctx context.Context, callID string) (CallOutcome, error)
 }
 
 // SandboxProvider places a session's sandbox. Acquire returns the session's

@@ -50,9 +50,31 @@ type ToolConfig struct {
 	ReadOnly *bool           `json:"read_only,omitempty"`
 }
 
-// SandboxSpec chooses where a session's tools run.
+// SandboxSpec chooses where a session's tools run. Its fingerprint (every
+// field) decides whether a recorded sandbox still fits: a changed spec gets
+// a new sandbox.
 type SandboxSpec struct {
-	Kind string `json:"kind,omitempty"` // "local" (default)
+	// Kind: "local" (a directory in the runtime's process), "process"
+	// (sandboxd on loopback) or "fargate" (sandboxd in an ECS task); ""
+	// is the deployment's default.
+	Kind string `json:"kind,omitempty"`
+	// CPU (units, 1024 = one vCPU) and MemoryMiB size a fargate task; 0 =
+	// the deployment's task definition.
+	CPU       int `json:"cpu,omitempty"`
+	MemoryMiB int `json:"memory_mib,omitempty"`
+}
+
+// SandboxRecord is where a session's sandbox lives, recorded on the session
+// so that a later phase in another process reconnects instead of starting a
+// new one. TokenRef names the token (the provider derives or fetches it);
+// the token itself is never recorded or logged.
+type SandboxRecord struct {
+	Kind        string    `json:"kind"`
+	ID          string    `json:"id"`       // ECS task ARN, or "pid:<n>"
+	Endpoint    string    `json:"endpoint"` // base URL of sandboxd
+	TokenRef    string    `json:"token_ref"`
+	Fingerprint string    `json:"fingerprint"`
+	StartedAt   time.Time `json:"started_at"`
 }
 
 // SessionSpec is everything needed to rebuild a session's toolset and model
@@ -69,12 +91,14 @@ type SessionSpec struct {
 // Session is a conversation: a spec, a transcript head, and the submission
 // currently running (Active; submissions of a session run one at a time).
 type Session struct {
-	ID        string      `json:"id"`
-	Owner     string      `json:"owner,omitempty"`
-	Spec      SessionSpec `json:"spec"`
-	Head      string      `json:"head,omitempty"`
-	Active    string      `json:"active,omitempty"`
-	Version   int64       `json:"version"`
-	CreatedAt time.Time   `json:"created_at"`
-	UpdatedAt time.Time   `json:"updated_at"`
+	ID     string      `json:"id"`
+	Owner  string      `json:"owner,omitempty"`
+	Spec   SessionSpec `json:"spec"`
+	Head   string      `json:"head,omitempty"`
+	Active string      `json:"active,omitempty"`
+	// Sandbox is the session's current remote sandbox, if any.
+	Sandbox   *SandboxRecord `json:"sandbox,omitempty"`
+	Version   int64          `json:"version"`
+	CreatedAt time.Time      `json:"created_at"`
+	UpdatedAt time.Time      `json:"updated_at"`
 }

@@ -35,6 +35,10 @@ type ToolCall struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// EffectID is set by the tools phase when it runs the call (never
+	// stored): the id mutating sandbox requests carry so that the sandbox
+	// runs them once (ids.Effect). Empty = ID.
+	EffectID string `json:"-"`
 }
 
 // ToolResult is the outcome of one tool call as reported to the model.

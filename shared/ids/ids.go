@@ -70,6 +70,13 @@ func StreamKey(submissionID string, step, attempt int) string {
 	return fmt.Sprintf("st_%s_%d_%d", submissionID, step, attempt)
 }
 
+// Effect is the id a sandbox records one tool call's effect under
+// (contracts.CallLedger): unique across every turn of a session, where a
+// model's own call ids may repeat.
+func Effect(submissionID string, step int, callID string) string {
+	return fmt.Sprintf("%s/%d/%s", submissionID, step, callID)
+}
+
 // Approval is the deterministic id of the approval for one tool call.
 func Approval(submissionID string, step int, callID string) string {
 	h := sha256.Sum256([]byte(fmt.Sprintf("%s/%d/%s", submissionID, step, callID)))

@@ -20,12 +20,12 @@ import (
 // hold the pipes open, and must not hang the call.
 const pipeGrace = time.Second
 
-// Exec runs `Shell -c Command` in the workspace (or Dir, confined) in its own
+// exec runs `Shell -c Command` in the workspace (or Dir, confined) in its own
 // process group. At the timeout (Timeout, else DefaultTimeout, clamped to
 // MaxTimeout, and the ctx deadline) the whole group is killed: TimedOut,
 // ExitCode -1. Processes the command leaves behind in its group are killed
 // when it exits. A non-zero exit is a result, not an error.
-func (l *Local) Exec(ctx context.Context, r contracts.ExecRequest) (contracts.ExecResult, error) {
+func (l *Local) exec(ctx context.Context, r contracts.ExecRequest) (contracts.ExecResult, error) {
 	if r.Command == "" {
 		return contracts.ExecResult{}, fmt.Errorf("exec: empty command: %w", contracts.ErrInvalid)
 	}
@@ -43,10 +43,10 @@ func (l *Local) Exec(ctx context.Context, r contracts.ExecRequest) (contracts.Ex
 	return l.run(ctx, []string{l.opts.Shell, "-c", r.Command}, host, r.Stdin, r.Timeout)
 }
 
-// RunScript runs Source with the interpreter for Language ("python" or
+// runScript runs Source with the interpreter for Language ("python" or
 // "python3": `Python -` with the source on stdin) in the workspace root,
 // under the same rules as Exec.
-func (l *Local) RunScript(ctx context.Context, r contracts.RunScriptRequest) (contracts.ExecResult, error) {
+func (l *Local) runScript(ctx context.Context, r contracts.RunScriptRequest) (contracts.ExecResult, error) {
 	switch r.Language {
 	case "python", "python3":
 		return l.run(ctx, []string{l.opts.Python, "-"}, l.root, r.Source, r.Timeout)

@@ -84,8 +84,8 @@ func (l *Local) ReadFile(ctx context.Context, r contracts.ReadFileRequest) (cont
 	}, nil
 }
 
-// WriteFile creates or replaces (or appends to) a file, creating parents.
-func (l *Local) WriteFile(ctx context.Context, r contracts.WriteFileRequest) error {
+// writeFile creates or replaces (or appends to) a file, creating parents.
+func (l *Local) writeFile(ctx context.Context, r contracts.WriteFileRequest) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -143,8 +143,8 @@ func (l *Local) writeHost(op, host, rel string, data []byte, appendMode bool) er
 	return nil
 }
 
-// EditFile replaces Old with New; Old must occur exactly once unless All.
-func (l *Local) EditFile(ctx context.Context, r contracts.EditFileRequest) (contracts.EditFileResult, error) {
+// editFile replaces Old with New; Old must occur exactly once unless All.
+func (l *Local) editFile(ctx context.Context, r contracts.EditFileRequest) (contracts.EditFileResult, error) {
 	if err := ctx.Err(); err != nil {
 		return contracts.EditFileResult{}, err
 	}

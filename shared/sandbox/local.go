@@ -38,6 +38,12 @@ type Options struct {
 	Shell string
 	// Python runs RunScript "python" sources (default "python3").
 	Python string
+	// StateDir, when set, holds the call ledger (outside the workspace, so
+	// a sandboxed command cannot forge it): mutating requests with a
+	// CallID become effect-once (contracts.CallLedger).
+	StateDir string
+	// MaxCalls bounds the ledger (default DefaultMaxCalls).
+	MaxCalls int
 }
 
 func (o Options) withDefaults() Options {
@@ -72,12 +78,16 @@ func (o Options) withDefaults() Options {
 // root (symlinks included) and commands run as subprocesses in their own
 // process group. It is safe for concurrent use.
 type Local struct {
-	root string
-	opts Options
-	env  []string
+	root  string
+	opts  Options
+	env   []string
+	calls *ledger // nil without Options.StateDir
 }
 
-var _ contracts.SandboxAPI = (*Local)(nil)
+var (
+	_ contracts.SandboxAPI = (*Local)(nil)
+	_ contracts.CallLedger = (*Local)(nil)
+)
 
 // NewLocal returns a sandbox rooted at root, creating the directory if it is
 // missing. The root is resolved with EvalSymlinks so that confinement checks
@@ -98,7 +108,13 @@ func NewLocal(root string, opts Options) (*Local, error) {
 		return nil, fmt.Errorf("resolving local sandbox root %s: %w", root, err)
 	}
 	opts = opts.withDefaults()
-	return &Local{root: real, opts: opts, env: commandEnv(opts.Env, real)}, nil
+	l := &Local{root: real, opts: opts, env: commandEnv(opts.Env, real)}
+	if opts.StateDir != "" {
+		if l.calls, err = newLedger(filepath.Join(opts.StateDir, "calls"), opts.MaxCalls); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
 }
 
 // Root is the resolved host directory backing the workspace.

@@ -8,8 +8,13 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
+// stateDir under the base directory holds each session's call ledger. A
+// session id never starts with a dot, so it never collides with one.
+const stateDir = ".state"
+
 // Provider places every session's sandbox in a directory of its own under a
-// base directory: the "local" sandbox kind.
+// base directory (its call ledger under .state/<session>): the "local"
+// sandbox kind.
 type Provider struct {
 	baseDir string
 	opts    Options
@@ -36,7 +41,9 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 	if err := checkSessionID(sessionID); err != nil {
 		return nil, err
 	}
-	l, err := NewLocal(filepath.Join(p.baseDir, sessionID), p.opts)
+	opts := p.opts
+	opts.StateDir = filepath.Join(p.baseDir, stateDir, sessionID)
+	l, err := NewLocal(filepath.Join(p.baseDir, sessionID), opts)
 	if err != nil {
 		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
 	}

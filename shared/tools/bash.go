@@ -49,7 +49,7 @@ func (t bashTool) Run(ctx context.Context, call contracts.ToolCall) (contracts.T
 	res, err := t.sb.Exec(ctx, contracts.ExecRequest{
 		Command: in.Command,
 		Timeout: time.Duration(in.TimeoutSeconds) * time.Second,
-		CallID:  call.ID,
+		CallID:  effectID(call),
 	})
 	if err != nil {
 		return failure(err)

@@ -51,7 +51,7 @@ func (t editFile) Run(ctx context.Context, call contracts.ToolCall) (contracts.T
 	if in.OldString == in.NewString {
 		return contracts.ToolResult{Content: "old_string and new_string are identical; nothing to change", IsError: true}, nil
 	}
-	res, err := t.sb.EditFile(ctx, contracts.EditFileRequest{Path: in.Path, Old: in.OldString, New: in.NewString, All: in.ReplaceAll, CallID: call.ID})
+	res, err := t.sb.EditFile(ctx, contracts.EditFileRequest{Path: in.Path, Old: in.OldString, New: in.NewString, All: in.ReplaceAll, CallID: effectID(call)})
 	if err != nil {
 		return failure(err)
 	}

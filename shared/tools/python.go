@@ -48,7 +48,7 @@ func (t pythonTool) Run(ctx context.Context, call contracts.ToolCall) (contracts
 		Language: "python",
 		Source:   in.Code,
 		Timeout:  time.Duration(in.TimeoutSeconds) * time.Second,
-		CallID:   call.ID,
+		CallID:   effectID(call),
 	})
 	if err != nil {
 		return failure(err)

@@ -92,6 +92,15 @@ func decode(input json.RawMessage, v any) error {
 	return json.Unmarshal(input, v)
 }
 
+// effectID is the id a mutating sandbox request carries (see
+// contracts.ToolCall.EffectID).
+func effectID(call contracts.ToolCall) string {
+	if call.EffectID != "" {
+		return call.EffectID
+	}
+	return call.ID
+}
+
 // badInput is the result for input that passed the schema but not decoding.
 func badInput(call contracts.ToolCall, err error) contracts.ToolResult {
 	return contracts.ToolResult{Content: fmt.Sprintf("invalid input for tool %s: %v", call.Name, err), IsError: true}

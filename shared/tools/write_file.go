@@ -46,7 +46,7 @@ func (t writeFile) Run(ctx context.Context, call contracts.ToolCall) (contracts.
 	if err := decode(call.Input, &in); err != nil {
 		return badInput(call, err), nil
 	}
-	err := t.sb.WriteFile(ctx, contracts.WriteFileRequest{Path: in.Path, Content: in.Content, Append: in.Append, CallID: call.ID})
+	err := t.sb.WriteFile(ctx, contracts.WriteFileRequest{Path: in.Path, Content: in.Content, Append: in.Append, CallID: effectID(call)})
 	if err != nil {
 		return failure(err)
 	}

@@ -13,8 +13,14 @@ import (
 )
 
 // Interrupted is the result given to a mutating call that started and left
-// no result: it is never re-run; the model decides what to do.
+// no result, when its sandbox cannot say whether it ran: it is never re-run;
+// the model decides what to do.
 const Interrupted = "interrupted — outcome unknown: the process running this call stopped before recording a result"
+
+// SandboxUnavailable prefixes the result of a call whose sandbox could not be
+// reached: the sandbox is released (the next call gets a new one) and the
+// model is told, instead of the turn retrying against a dead sandbox.
+const SandboxUnavailable = "sandbox unavailable — it will be replaced; files written in it earlier may be gone"
 
 func isNotFound(err error) bool { return errors.Is(err, contracts.ErrNotFound) }
 
@@ -67,9 +73,11 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 		case contracts.Deny:
 			results[i] = contracts.ToolResult{CallID: call.ID, Content: "denied: " + why, IsError: true}
 		default:
-			if recs[call.ID].Started && ts.Effect(call.Name) != contracts.ReadOnly {
+			if recs[call.ID].Started && ts.Effect(call.Name) != contracts.ReadOnly && !e.sandboxKnows(ctx, sandbox, ids.Effect(sub.ID, sub.Step, call.ID)) {
 				results[i] = contracts.ToolResult{CallID: call.ID, Content: Interrupted, IsError: true}
-			} else if results[i], err = e.run(ctx, sub, ts, call); err != nil {
+			} else if results[i], err = e.run(ctx, sub, ts, call); errors.Is(err, contracts.ErrUnavailable) {
+				results[i] = e.unavailable(ctx, sess, call, err)
+			} else if err != nil {
 				return err
 			}
 		}
@@ -84,6 +92,33 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 		return e.park(ctx, sub, park)
 	}
 	return e.recordTools(ctx, sub, results)
+}
+
+// sandboxKnows asks the sandbox's call ledger whether a started call ran
+// (or is running): then re-issuing it with the same call id returns the
+// recorded outcome without running it again. A sandbox without a ledger, or
+// one that cannot answer, knows nothing.
+func (e *Engine) sandboxKnows(ctx context.Context, sandbox contracts.SandboxAPI, callID string) bool {
+	ledger, ok := sandbox.(contracts.CallLedger)
+	if !ok {
+		return false
+	}
+	o, err := ledger.CallOutcome(ctx, callID)
+	if err != nil {
+		e.log().Warn("sandbox cannot say whether a call ran", "call_id", callID, "error", err)
+		return false
+	}
+	return o.State == contracts.CallRunning || o.State == contracts.CallDone
+}
+
+// unavailable releases the session's unreachable sandbox and gives the call
+// an error result naming the cause.
+func (e *Engine) unavailable(ctx context.Context, sess contracts.Session, call contracts.ToolCall, cause error) contracts.ToolResult {
+	e.log().Warn("sandbox unavailable; releasing it", "session_id", sess.ID, "call_id", call.ID, "error", cause)
+	if err := e.Sandboxes.Release(ctx, sess.ID); err != nil {
+		e.log().Warn("releasing unavailable sandbox", "session_id", sess.ID, "error", err)
+	}
+	return contracts.ToolResult{CallID: call.ID, Content: SandboxUnavailable + ": " + cause.Error(), IsError: true}
 }
 
 func (e *Engine) decide(sess contracts.Session, sub contracts.Submission, call contracts.ToolCall) (contracts.Decision, string) {
@@ -128,6 +163,7 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("tool_started/%d/%s", sub.Step, call.ID), Type: contracts.EventToolStarted, Step: sub.Step, Tool: call.Name, CallID: call.ID, Text: string(call.Input)}); err != nil {
 		return contracts.ToolResult{}, err
 	}
+	call.EffectID = ids.Effect(sub.ID, sub.Step, call.ID)
 	r, err := ts.Call(ctx, call)
 	if err != nil {
 		return r, fmt.Errorf("running call %s (%s): %w", call.ID, call.Name, err)

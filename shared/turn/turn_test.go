@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/enginetest"
+	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/runtime"
 	"github.com/cairnrun/cairn/shared/turn"
 )
@@ -259,6 +260,46 @@ func TestInterruptedMutatingCallIsNotRerun(t *testing.T) {
 	}
 	if tr := h.Transcript(s.ID); !strings.Contains(tr[2], "interrupted") {
 		t.Fatalf("not reported as interrupted: %s", tr[2])
+	}
+}
+
+// A mutating call that started, ran to the end in its sandbox and died
+// before its result was journaled gets the sandbox's recorded outcome on
+// resume (the ledger), not "interrupted", and does not run again.
+func TestStartedCallTheSandboxFinishedKeepsItsResult(t *testing.T) {
+	h := enginetest.New(t)
+	s := h.Session(contracts.SessionSpec{Model: "scripted:approval"})
+	sub := h.Submit(s.ID, "go")
+	ctx := context.Background()
+	if _, err := h.RT.Workers.Once(ctx, contracts.QueueModel, 1); err != nil {
+		t.Fatal(err)
+	}
+	cur := h.Get(sub.ID)
+	call := cur.ToolRequests[0]
+	if err := h.Store.MarkToolStarted(ctx, cur.ID, cur.Step, call.ID); err != nil {
+		t.Fatal(err)
+	}
+	// What the dead process's bash tool had sent, under the call's effect id.
+	sb, err := h.RT.Engine.Sandboxes.Acquire(ctx, s.ID, s.Spec.Sandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct{ Command string }
+	if err := json.Unmarshal(call.Input, &in); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Exec(ctx, contracts.ExecRequest{Command: in.Command, CallID: ids.Effect(cur.ID, cur.Step, call.ID)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Exec(ctx, contracts.ExecRequest{Command: in.Command + "; echo the real output", CallID: ids.Effect(cur.ID, cur.Step, call.ID)}); !errors.Is(err, contracts.ErrConflict) {
+		t.Fatal("the ledger accepted a different request under the same effect id")
+	}
+	h.Drain()
+	if got := h.File(s.ID, "approved.txt"); got != "approved\n" {
+		t.Fatalf("approved.txt = %q: the call ran again or not at all", got)
+	}
+	if tr := h.Transcript(s.ID); strings.Contains(tr[2], "interrupted") || h.Get(sub.ID).Phase != contracts.PhaseCommitted {
+		t.Fatalf("the recorded outcome was not used: %s", tr[2])
 	}
 }
 

@@ -4,7 +4,8 @@
 // default model for `make run` and for the tests.
 //
 // The model name selects the scenario and an optional per-chunk latency:
-// "demo", "plain", "multi", "approval", "loop", "kill@200ms". The step is
+// "demo", "plain", "multi", "approval", "loop", "shell" (runs the prompt
+// with the bash tool), "kill@200ms". The step is
 // read from the transcript (assistant nodes since the last user node), so the
 // client keeps no state between calls: any process replays it identically.
 //

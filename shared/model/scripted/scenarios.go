@@ -46,6 +46,10 @@ var scenarios = map[string][]step{
 		}},
 		{text: "Finished after the approval decision."},
 	},
+	"shell": {
+		{text: "Running your prompt as a command.", calls: []call{{"bash", map[string]any{"command": "{prompt}"}}}},
+		{text: "The command finished."},
+	},
 	"bench": {
 		{text: "Looking.", calls: []call{{"list_dir", map[string]any{"path": "."}}}},
 		{text: "Done."},

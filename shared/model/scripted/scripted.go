@@ -80,7 +80,7 @@ func (c *Client) Stream(ctx context.Context, req contracts.ModelRequest, emit fu
 		resp.Text += chunk
 	}
 	for i, cl := range st.calls {
-		tc := contracts.ToolCall{ID: fmt.Sprintf("call_%d_%d", n, i), Name: cl.name, Input: mustJSON(cl.input)}
+		tc := contracts.ToolCall{ID: fmt.Sprintf("call_%d_%d", n, i), Name: cl.name, Input: mustJSON(withPrompt(cl.input, prompt))}
 		if err := send(contracts.ModelEvent{Type: contracts.ModelToolCall, ToolCall: &tc}); err != nil {
 			return resp, err
 		}
@@ -95,6 +95,18 @@ func (c *Client) Stream(ctx context.Context, req contracts.ModelRequest, emit fu
 		resp.StopReason = "tool_use"
 	}
 	return resp, nil
+}
+
+// withPrompt replaces "{prompt}" in the input's string values.
+func withPrompt(in map[string]any, prompt string) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		if s, ok := v.(string); ok {
+			v = strings.ReplaceAll(s, "{prompt}", prompt)
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // position counts assistant nodes after the last user node and returns the

@@ -84,3 +84,15 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestShellRunsThePrompt(t *testing.T) {
+	c := New()
+	msgs := []contracts.Node{{Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: `echo "hi" > kept.txt`}}}}
+	r, err := c.Stream(context.Background(), contracts.ModelRequest{Model: "shell", Messages: msgs}, func(contracts.ModelEvent) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ToolCalls) != 1 || r.ToolCalls[0].Name != "bash" || string(r.ToolCalls[0].Input) != `{"command":"echo \"hi\" > kept.txt"}` {
+		t.Fatalf("calls %+v", r.ToolCalls)
+	}
+}
