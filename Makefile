@@ -4,7 +4,7 @@ BIN     := bin
 DEMO    ?= .cairn/demo
 
 .PHONY: build run test bench vet fmt clean functions moto-start moto-stop localstack-start localstack-stop
-FUNCTIONS := api model tools commit repair
+FUNCTIONS := api model tools commit repair sandboxd
 
 build:
 	$(GO) build -o $(BIN)/cairn ./cmd/cairn
@@ -20,13 +20,14 @@ test:
 	@scripts/moto.sh status >/dev/null 2>&1 || echo "AWS endpoint $${CAIRN_AWS_ENDPOINT:-http://127.0.0.1:4566} not reachable: the AWS integration suite skips (start one: scripts/moto.sh start; with CI=true it fails instead)"
 	$(GO) test -race -count=1 -timeout 12m ./...
 
-## bench: engine overhead per agent step and steps/second with 8 concurrent sessions
+## bench: engine overhead per agent step, steps/second with 8 concurrent sessions, local vs remote sandbox round trips, AWS cost per step
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/turn/ ./shared/sqlite/
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/sandboxremote/
 	scripts/moto.sh start
 	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/awsbackend/
 
-## functions: cross-build every Lambda for provided.al2023/arm64 into dist/<name>/bootstrap + dist/<name>.zip
+## functions: cross-build every Lambda (provided.al2023/arm64) and the sandboxd container binary into dist/<name>/bootstrap + dist/<name>.zip
 functions:
 	@for f in $(FUNCTIONS); do \
 		echo "building $$f"; \
