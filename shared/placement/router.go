@@ -1,0 +1,83 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// Router is the SandboxProvider of a deployment that serves several sandbox
+// kinds: it hands each Acquire to the provider of spec.Kind (empty =
+// Default).
+//
+// Release fans out to every provider, in kind order, and joins their
+// errors. The router keeps no state of its own — which kind holds a session
+// is known from the session's record (process, fargate) or not at all
+// (local, which has nothing to free) — so a Release in any process frees
+// the sandbox whichever kind placed it; each provider ignores sessions it
+// does not hold.
+type Router struct {
+	Default string
+	Kinds   map[string]contracts.SandboxProvider
+}
+
+var _ contracts.SandboxProvider = (*Router)(nil)
+
+// Acquire picks the provider of spec.Kind and passes it the spec with Kind
+// filled in (so "" and the default kind's name fingerprint alike). An
+// unknown kind is an error wrapping contracts.ErrInvalid that lists the
+// kinds served.
+func (r *Router) Acquire(ctx context.Context, sessionID string, spec contracts.SandboxSpec) (contracts.SandboxAPI, error) {
+	kind := spec.Kind
+	if kind == "" {
+		kind = r.Default
+	}
+	p, ok := r.Kinds[kind]
+	if !ok || p == nil {
+		return nil, fmt.Errorf("acquiring sandbox for session %s: sandbox kind %q is not served by this deployment (it serves %s): %w",
+			sessionID, kind, r.served(), contracts.ErrInvalid)
+	}
+	spec.Kind = kind
+	return p.Acquire(ctx, sessionID, spec)
+}
+
+// Release asks every provider to release the session and joins the errors.
+func (r *Router) Release(ctx context.Context, sessionID string) error {
+	var errs []error
+	for _, kind := range r.kinds() {
+		if err := r.Kinds[kind].Release(ctx, sessionID); err != nil {
+			errs = append(errs, fmt.Errorf("releasing %s sandbox: %w", kind, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Router) kinds() []string {
+	var ks []string
+	for k, p := range r.Kinds {
+		if p != nil {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func (r *Router) served() string {
+	ks := r.kinds()
+	if len(ks) == 0 {
+		return "none"
+	}
+	quoted := make([]string, len(ks))
+	for i, k := range ks {
+		quoted[i] = fmt.Sprintf("%q", k)
+		if k == r.Default {
+			quoted[i] += " (default)"
+		}
+	}
+	return strings.Join(quoted, ", ")
+}
