@@ -4,6 +4,7 @@
 //	cairn run     [--addr URL | --data DIR] "prompt" submit a turn and stream its progress
 //	cairn approve [--addr URL | --data DIR] SESSION APPROVAL allow|deny
 //	cairn sessions / cairn show SESSION [SUBMISSION]
+//	cairn sandboxd --addr 127.0.0.1:0 --workspace DIR --state DIR   the sandbox control server
 package main
 
 import (
@@ -12,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/cairnrun/cairn/shared/sandboxd"
 )
 
 const usage = `cairn — a durable AI-agent runtime
@@ -23,6 +26,7 @@ usage:
   cairn approve  [--addr URL --token T | --data DIR] SESSION APPROVAL allow|deny [--reason TEXT]
   cairn sessions [--addr URL --token T | --data DIR]
   cairn show     [--addr URL --token T | --data DIR] SESSION [SUBMISSION]
+  cairn sandboxd --addr HOST:PORT --workspace DIR --state DIR [--idle-timeout D]   (needs SANDBOXD_TOKEN_SHA256)
 
 Environment: CAIRN_ADDR, CAIRN_TOKEN, CAIRN_DATA supply the flags' defaults.
 `
@@ -48,6 +52,10 @@ func main() {
 		err = cmdSessions(ctx, env, args)
 	case "show":
 		err = cmdShow(ctx, env, args)
+	case "sandboxd":
+		// The same server as functions/sandboxd: `cairn dev --sandbox
+		// process` starts this binary as its sandboxes.
+		os.Exit(sandboxd.Main(ctx, args, os.Environ(), os.Stdout, os.Stderr))
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandboxproto"
 )
 
 // DefaultMaxCalls bounds the call ledger: the outcomes of the most recent
@@ -234,7 +235,8 @@ func once[T any](ctx context.Context, l *Local, method, callID string, req any, 
 	}
 	rec := callRecord{CallID: callID, Method: method, Request: hash}
 	if runErr != nil {
-		rec.Error = &contracts.CallError{Code: errorCode(runErr), Message: runErr.Error()}
+		code, _ := sandboxproto.Code(runErr)
+		rec.Error = &contracts.CallError{Code: code, Message: runErr.Error()}
 	} else if rec.Result, err = json.Marshal(res); err != nil {
 		return res, err
 	}
@@ -251,7 +253,7 @@ func replay[T any](rec callRecord, method, hash string) (T, error) {
 		return out, fmt.Errorf("call %s was recorded for a different %s request: %w", rec.CallID, rec.Method, contracts.ErrConflict)
 	}
 	if rec.Error != nil {
-		return out, errorFor(rec.Error.Code, rec.Error.Message)
+		return out, sandboxproto.Err(rec.Error.Code, rec.Error.Message)
 	}
 	if len(rec.Result) > 0 {
 		if err := json.Unmarshal(rec.Result, &out); err != nil {

@@ -17,7 +17,7 @@ import (
 func TestConformance(t *testing.T) {
 	sandboxtest.Run(t, func(t *testing.T) (contracts.SandboxAPI, string) {
 		dir := t.TempDir()
-		sb, err := NewLocal(dir, Options{Env: os.Environ()})
+		sb, err := NewLocal(dir, Options{Env: os.Environ(), StateDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

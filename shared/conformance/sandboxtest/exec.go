@@ -1,6 +1,7 @@
 package sandboxtest
 
 import (
+	"fmt"
 	"context"
 	"errors"
 	"os"
@@ -193,9 +194,11 @@ func testRunScript(t *testing.T, s *suite) {
 	if res, err := s.api.Exec(s.ctx, contracts.ExecRequest{Command: "command -v python3"}); err != nil || res.ExitCode != 0 {
 		t.Skip("python3 is not available in the sandbox")
 	}
+	n := 0
 	run := func(src string, timeout time.Duration) contracts.ExecResult {
 		t.Helper()
-		res, err := s.api.RunScript(s.ctx, contracts.RunScriptRequest{Language: "python", Source: src, Timeout: timeout, CallID: "call-py"})
+		n++
+		res, err := s.api.RunScript(s.ctx, contracts.RunScriptRequest{Language: "python", Source: src, Timeout: timeout, CallID: fmt.Sprintf("call-py-%d", n)})
 		noErr(t, src, err)
 		return res
 	}

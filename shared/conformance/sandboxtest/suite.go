@@ -46,6 +46,7 @@ func Run(t *testing.T, newSandbox func(t *testing.T) (api contracts.SandboxAPI, 
 		{"ConfinementSearch", testConfinementSearch},
 		{"InsideSymlinks", testInsideSymlinks},
 		{"SpecialFiles", testSpecialFiles},
+		{"EffectOnce", testEffectOnce},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
