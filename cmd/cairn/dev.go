@@ -35,8 +35,13 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	token := fs.String("token", env.Token, "API bearer token (default: random, written to DATA/token)")
 	stuck := fs.Duration("stuck-after", time.Minute, "repair re-drives a submission idle this long")
 	repairEvery := fs.Duration("repair-every", 5*time.Second, "repair ticker period")
+	kind := fs.String("sandbox", "local", "default sandbox of a session: local (a directory) or process (sandboxd on loopback, as on Fargate)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("locating the cairn binary (it runs sandboxd): %w", err)
 	}
 	if *data == "" {
 		*data = defaultData()
@@ -45,7 +50,7 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 		*token = newToken()
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: env.Environ, Runtime: runtime.Config{
+	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: env.Environ, SandboxKind: *kind, Sandboxd: []string{self, "sandboxd"}, Runtime: runtime.Config{
 		Token: *token, Log: log, StuckAfter: *stuck, RepairEvery: *repairEvery,
 	}})
 	if err != nil {

@@ -44,11 +44,18 @@ type devServer struct {
 	cl  *client
 }
 
-// startDev runs `cairn dev` on data and waits for its listening line.
-func startDev(t *testing.T, data string) *devServer {
+// startDev runs `cairn dev` on data (with extra flags) and waits for its
+// listening line.
+func startDev(t *testing.T, data string, extra ...string) *devServer {
 	t.Helper()
-	cmd := exec.Command(cairnBin, "dev", "--data", data, "--addr", "127.0.0.1:0", "--token", "kill-test")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data}
+	return startDevEnv(t, data, nil, extra...)
+}
+
+// startDevEnv is startDev with more environment variables for cairn dev.
+func startDevEnv(t *testing.T, data string, env []string, extra ...string) *devServer {
+	t.Helper()
+	cmd := exec.Command(cairnBin, append([]string{"dev", "--data", data, "--addr", "127.0.0.1:0", "--token", "kill-test"}, extra...)...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + data}, env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

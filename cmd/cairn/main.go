@@ -20,9 +20,9 @@ import (
 const usage = `cairn — a durable AI-agent runtime
 
 usage:
-  cairn dev      --data DIR --addr 127.0.0.1:PORT [--token T]
+  cairn dev      --data DIR --addr 127.0.0.1:PORT [--token T] [--sandbox local|process]
   cairn dev      --backend aws [--endpoint URL] [--table T --bucket B --queue-prefix P] --addr 127.0.0.1:PORT
-  cairn run      [--addr URL --token T | --data DIR] [--model scripted:demo] [--session ID] "prompt"
+  cairn run      [--addr URL --token T | --data DIR] [--model scripted:demo] [--session ID] [--sandbox KIND] "prompt"
   cairn approve  [--addr URL --token T | --data DIR] SESSION APPROVAL allow|deny [--reason TEXT]
   cairn sessions [--addr URL --token T | --data DIR]
   cairn show     [--addr URL --token T | --data DIR] SESSION [SUBMISSION]

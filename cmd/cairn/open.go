@@ -57,7 +57,12 @@ func (t *target) open(ctx context.Context, env envDefaults) (*client, func(), er
 	if err != nil {
 		return nil, nil, err
 	}
-	rt, err := embedded.New(ctx, embedded.Config{DataDir: data, Env: env.Environ,
+	self, err := os.Executable()
+	if err != nil {
+		logf.Close()
+		return nil, nil, fmt.Errorf("locating the cairn binary (it runs sandboxd): %w", err)
+	}
+	rt, err := embedded.New(ctx, embedded.Config{DataDir: data, Env: env.Environ, Sandboxd: []string{self, "sandboxd"},
 		Runtime: runtime.Config{Log: slog.New(slog.NewJSONHandler(logf, nil)), DefaultModel: "scripted:plain"}})
 	if err != nil {
 		logf.Close()

@@ -37,6 +37,7 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 	approve := fs.String("approve", "ask", "what to do when a tool call needs approval: ask | allow | deny")
 	askTools := fs.String("ask", "", "comma-separated tools that need approval in a new session (e.g. bash,python)")
 	denyTools := fs.String("deny", "", "comma-separated tools denied in a new session")
+	kind := fs.String("sandbox", "", "sandbox kind of a new session: local, process or fargate (default: the server's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 	defer closeFn()
 	sid := *sessionID
 	if sid == "" {
-		spec := contracts.SessionSpec{Model: *model}
+		spec := contracts.SessionSpec{Model: *model, Sandbox: contracts.SandboxSpec{Kind: *kind}}
 		for d, list := range map[contracts.Decision]string{contracts.Ask: *askTools, contracts.Deny: *denyTools} {
 			for _, name := range strings.Split(list, ",") {
 				if name = strings.TrimSpace(name); name != "" {

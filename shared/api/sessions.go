@@ -47,8 +47,8 @@ func (s *server) validateSpec(spec contracts.SessionSpec) error {
 	if spec.Limits.MaxSteps < 0 || spec.Limits.MaxTokens < 0 || spec.Limits.MaxWallSeconds < 0 {
 		return fmt.Errorf("limits must not be negative: %w", contracts.ErrInvalid)
 	}
-	if spec.Sandbox.Kind != "" && spec.Sandbox.Kind != "local" {
-		return fmt.Errorf("sandbox kind %q is not available here (want local): %w", spec.Sandbox.Kind, contracts.ErrInvalid)
+	if err := s.Engine.CheckSandbox(spec.Sandbox); err != nil {
+		return err
 	}
 	if _, err := s.Registry.Bind(spec.Tools, contracts.Binding{}); err != nil {
 		return err

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -39,7 +38,6 @@ import (
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/runtime"
 	"github.com/cairnrun/cairn/shared/s3blob"
-	"github.com/cairnrun/cairn/shared/sandbox"
 	"github.com/cairnrun/cairn/shared/sqsqueue"
 	"github.com/cairnrun/cairn/shared/tools"
 )
@@ -59,14 +57,16 @@ const (
 // Config of the AWS backend.
 type Config struct {
 	Region     string
-	Endpoint   string            // empty: the SDK's default resolution
-	Table      string            // DynamoDB table
-	Bucket     string            // S3 bucket for claim checks
-	QueueURLs  map[string]string // queue name ("model", "model-dlq", …) → URL
-	SandboxDir string            // local sandboxes until remote sandboxes land; default /tmp/cairn-sandboxes
-	LeaseTTL   time.Duration     // ≥ the phase functions' timeout; default 15m
-	Token      string            // API bearer token; empty behind an IAM/JWT authorizer
-	Env        []string          // base environment of sandboxed commands
+	Endpoint   string              // empty: the SDK's default resolution
+	Table      string              // DynamoDB table
+	Bucket     string              // S3 bucket for claim checks
+	QueueURLs  map[string]string   // queue name ("model", "model-dlq", …) → URL
+	SandboxDir string              // local sandboxes (no Fargate settings, e.g. a local endpoint); default /tmp/cairn-sandboxes
+	Fargate    *Fargate            // sandboxes in ECS tasks; nil = local ones
+	Getenv     func(string) string // resolves env: secret references; nil = none
+	LeaseTTL   time.Duration       // ≥ the phase functions' timeout; default 15m
+	Token      string              // API bearer token; empty behind an IAM/JWT authorizer
+	Env        []string            // base environment of sandboxed commands
 	Log        *slog.Logger
 	// Clock of the store (ttl stamps) and the runtime (leases, ids); nil =
 	// the wall clock. Tests set a manual one.
@@ -85,9 +85,13 @@ var Queues = []string{
 func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		Region: getenv(EnvRegion), Endpoint: getenv(EnvEndpoint), Table: getenv(EnvTable), Bucket: getenv(EnvBucket),
-		SandboxDir: getenv(EnvSandboxDir), Token: getenv(EnvToken), QueueURLs: map[string]string{},
+		SandboxDir: getenv(EnvSandboxDir), Token: getenv(EnvToken), QueueURLs: map[string]string{}, Getenv: getenv,
 	}
-	var missing []string
+	fg, missing, err := fargateFromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.Fargate = fg
 	for _, k := range []string{EnvTable, EnvBucket} {
 		if getenv(k) == "" {
 			missing = append(missing, k)
@@ -159,9 +163,9 @@ func New(ctx context.Context, c Config) (*runtime.Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aws backend: %w", err)
 	}
-	dir := c.SandboxDir
-	if dir == "" {
-		dir = filepath.Join("/tmp", "cairn-sandboxes")
+	boxes, err := sandboxes(ctx, c, awsCfg, store)
+	if err != nil {
+		return nil, err
 	}
 	lease := c.LeaseTTL
 	if lease <= 0 {
@@ -169,7 +173,7 @@ func New(ctx context.Context, c Config) (*runtime.Runtime, error) {
 	}
 	ports := runtime.Ports{
 		Journal: store, Transcript: store, Streams: store, Events: store, Queue: queue,
-		Sandboxes: sandbox.NewProvider(dir, sandbox.Options{Env: c.Env}),
+		Sandboxes: boxes,
 		Registry:  tools.NewRegistry(), Models: map[string]contracts.ModelClient{"scripted": scripted.New()},
 		Clock: clock, IDs: ids.New(clock),
 	}

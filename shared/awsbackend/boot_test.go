@@ -2,10 +2,13 @@ package awsbackend_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/awsbackend"
+	"github.com/cairnrun/cairn/shared/contracts"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -48,5 +51,44 @@ func BenchmarkBoot(b *testing.B) {
 		if _, err := awsbackend.Boot(context.Background(), getenv, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestFargateSandboxesFromEnv(t *testing.T) {
+	m := fullEnv()
+	m["CAIRN_SANDBOX_CLUSTER"] = "cairn"
+	_, err := awsbackend.FromEnv(env(m))
+	for _, want := range []string{"CAIRN_SANDBOX_TASK_DEFINITION", "CAIRN_SANDBOX_SUBNETS", "CAIRN_SANDBOX_SECURITY_GROUPS", "CAIRN_SANDBOX_KEY_SECRET"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+	m["CAIRN_SANDBOX_TASK_DEFINITION"] = "cairn-sandboxd"
+	m["CAIRN_SANDBOX_SUBNETS"] = "subnet-a, subnet-b"
+	m["CAIRN_SANDBOX_SECURITY_GROUPS"] = "sg-1"
+	m["CAIRN_SANDBOX_KEY_SECRET"] = "env:TEST_SANDBOX_KEY"
+	m["CAIRN_SANDBOX_IDLE_SECONDS"] = "600"
+	c, err := awsbackend.FromEnv(env(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := c.Fargate; f == nil || len(f.Subnets) != 2 || f.Subnets[1] != "subnet-b" || f.Container != "sandboxd" || f.IdleTimeout != 10*time.Minute {
+		t.Fatalf("fargate settings %+v", c.Fargate)
+	}
+	// The key reference must resolve: without it Boot says which one.
+	if _, err := awsbackend.Boot(context.Background(), env(m), nil); err == nil || !strings.Contains(err.Error(), "env:TEST_SANDBOX_KEY") {
+		t.Fatalf("boot without the key: %v", err)
+	}
+	m["TEST_SANDBOX_KEY"] = "0123456789abcdef0123456789abcdef"
+	rt, err := awsbackend.Boot(context.Background(), env(m), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tools never run in the function itself: only fargate is served.
+	if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{}); err != nil {
+		t.Errorf("default kind refused: %v", err)
+	}
+	if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{Kind: "local"}); !errors.Is(err, contracts.ErrInvalid) {
+		t.Errorf("local kind with Fargate configured: %v", err)
 	}
 }

@@ -28,9 +28,11 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/model/scripted"
+	"github.com/cairnrun/cairn/shared/placement"
 	"github.com/cairnrun/cairn/shared/repair"
 	"github.com/cairnrun/cairn/shared/runtime"
 	"github.com/cairnrun/cairn/shared/sandbox"
+	"github.com/cairnrun/cairn/shared/sandboxproc"
 	"github.com/cairnrun/cairn/shared/sqlite"
 	"github.com/cairnrun/cairn/shared/tools"
 )
@@ -43,6 +45,14 @@ type Config struct {
 	Env []string
 	// Sandbox tunes the local sandboxes (timeouts, caps).
 	Sandbox sandbox.Options
+	// SandboxKind is the default kind of a session's sandbox: "local"
+	// (default: a directory, commands as subprocesses of this process) or
+	// "process" (sandboxd on loopback, the local stand-in for Fargate).
+	SandboxKind string
+	// Sandboxd runs sandboxd for the "process" kind: the binary and the
+	// arguments before its flags (`cairn sandboxd`: [cairn, "sandboxd"]).
+	// Without it only "local" is served.
+	Sandboxd []string
 	// Models adds or replaces model providers ("scripted" is built in).
 	Models map[string]contracts.ModelClient
 	// Runtime is passed to runtime.Assemble; Owner is filled in.
@@ -77,11 +87,17 @@ func New(ctx context.Context, cfg Config) (*runtime.Runtime, error) {
 		models[k] = v
 	}
 	clock := wallClock{}
+	sandboxes, closeSandboxes, err := sandboxProviders(cfg, store, sbOpts)
+	if err != nil {
+		store.Close()
+		lock.Close()
+		return nil, err
+	}
 	ports := runtime.Ports{
 		Journal: store, Transcript: store, Streams: store, Events: store, Queue: store,
-		Sandboxes: sandbox.NewProvider(filepath.Join(cfg.DataDir, "sandboxes"), sbOpts),
+		Sandboxes: sandboxes,
 		Registry:  tools.NewRegistry(), Models: models, Clock: clock, IDs: ids.New(clock),
-		Close: func() error { return errors.Join(store.Close(), lock.Close()) },
+		Close: func() error { return errors.Join(closeSandboxes(), store.Close(), lock.Close()) },
 	}
 	rc := cfg.Runtime
 	rc.Owner = "boot_" + randHex(6)
@@ -95,6 +111,37 @@ func New(ctx context.Context, cfg Config) (*runtime.Runtime, error) {
 		return nil, err
 	}
 	return rt, nil
+}
+
+// sandboxProviders serves "local" sandboxes under DATA/sandboxes and, with
+// Config.Sandboxd, "process" ones under DATA/sandboxd (their tokens derived
+// from the key in DATA/sandbox.key); SandboxKind picks the default.
+func sandboxProviders(cfg Config, store *sqlite.Store, opts sandbox.Options) (contracts.SandboxProvider, func() error, error) {
+	kinds := map[string]contracts.SandboxProvider{"local": sandbox.NewProvider(filepath.Join(cfg.DataDir, "sandboxes"), opts)}
+	closeAll := func() error { return nil }
+	if len(cfg.Sandboxd) > 0 {
+		key, err := placement.LoadOrCreateKey(filepath.Join(cfg.DataDir, "sandbox.key"))
+		if err != nil {
+			return nil, nil, err
+		}
+		proc, err := sandboxproc.New(sandboxproc.Config{
+			Binary: cfg.Sandboxd[0], Args: cfg.Sandboxd[1:], BaseDir: filepath.Join(cfg.DataDir, "sandboxd"),
+			Sessions: store, Tokens: placement.Tokens{Key: key}, Env: opts.Env, Log: cfg.Runtime.Log,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		kinds[sandboxproc.Kind] = proc
+		closeAll = proc.Close
+	}
+	def := cfg.SandboxKind
+	if def == "" {
+		def = "local"
+	}
+	if kinds[def] == nil {
+		return nil, nil, fmt.Errorf("embedded backend: sandbox kind %q: want local, or process with a sandboxd command", def)
+	}
+	return &placement.Router{Default: def, Kinds: kinds}, closeAll, nil
 }
 
 // recoverBoot re-drives whatever a previous process left unfinished.

@@ -16,8 +16,8 @@
 // conditional session write (placement.Replace) picks the winner, and the
 // loser stops its own task and reconnects to the winner's. The bearer token
 // is derived from the record with the deployment key and never logged; ECS
-// sees only its hash. Idle tasks stop themselves (sandboxd --idle-timeout,
-// which the task definition's command takes from SANDBOXD_IDLE_TIMEOUT);
+// sees only its hash. Idle tasks stop themselves (sandboxd reads its idle
+// timeout from SANDBOXD_IDLE_TIMEOUT, set per task);
 // Release stops the task and clears the record. Files live in the task and
 // die with it: a replaced task starts with an empty workspace.
 //

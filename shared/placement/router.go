@@ -45,6 +45,22 @@ func (r *Router) Acquire(ctx context.Context, sessionID string, spec contracts.S
 	return p.Acquire(ctx, sessionID, spec)
 }
 
+// Check reports, before a session is created, whether its sandbox spec can
+// be served here: a known kind and no negative size.
+func (r *Router) Check(spec contracts.SandboxSpec) error {
+	if spec.CPU < 0 || spec.MemoryMiB < 0 {
+		return fmt.Errorf("sandbox cpu and memory_mib must not be negative: %w", contracts.ErrInvalid)
+	}
+	kind := spec.Kind
+	if kind == "" {
+		kind = r.Default
+	}
+	if p, ok := r.Kinds[kind]; !ok || p == nil {
+		return fmt.Errorf("sandbox kind %q is not served by this deployment (it serves %s): %w", kind, r.served(), contracts.ErrInvalid)
+	}
+	return nil
+}
+
 // Release asks every provider to release the session and joins the errors.
 func (r *Router) Release(ctx context.Context, sessionID string) error {
 	var errs []error

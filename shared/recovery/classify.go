@@ -84,8 +84,10 @@ type Classification struct {
 	// phase will handle again (run, unless the policy denies them now).
 	Rerun []string
 	// Interrupted lists the mutating calls that started and left no
-	// result: they are not re-run but reported to the model as
-	// "interrupted — outcome unknown".
+	// result: they are never run again. The tools phase first asks the
+	// sandbox's call ledger (contracts.CallLedger): a call the sandbox ran
+	// or is running gets its recorded outcome; only one it cannot vouch
+	// for is reported to the model as "interrupted — outcome unknown".
 	Interrupted []string
 }
 

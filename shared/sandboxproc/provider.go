@@ -36,8 +36,10 @@ const (
 // Config configures a Provider. Binary, BaseDir, Sessions and a Tokens key
 // are required.
 type Config struct {
-	// Binary is the path of the sandboxd executable.
+	// Binary is the path of the sandboxd executable, and Args what comes
+	// before its flags: `cairn sandboxd` is Binary=<cairn>, Args=["sandboxd"].
 	Binary string
+	Args   []string
 	// BaseDir holds each session's BaseDir/<session>/{workspace,state} and
 	// sandboxd.log (its stderr).
 	BaseDir string

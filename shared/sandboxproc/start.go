@@ -59,8 +59,9 @@ func (p *Provider) start(ctx context.Context, sessionID, fp string) (*child, *sa
 		idle = 0 // sandboxd: 0 = never
 	}
 	// Not CommandContext: the sandbox outlives this call.
-	cmd := exec.Command(p.cfg.Binary, "--addr", "127.0.0.1:0", "--workspace", ws, "--state", state,
+	args := append(append([]string(nil), p.cfg.Args...), "--addr", "127.0.0.1:0", "--workspace", ws, "--state", state,
 		"--idle-timeout", idle.String())
+	cmd := exec.Command(p.cfg.Binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append(childEnv(p.cfg.Env), placement.EnvTokenSHA256+"="+placement.HashHex(token))
 	cmd.Stderr = logf

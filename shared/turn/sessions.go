@@ -18,6 +18,20 @@ func (e *Engine) CreateSession(ctx context.Context, owner string, spec contracts
 	return sess, nil
 }
 
+// CheckSandbox reports whether a sandbox spec can be served here: the
+// provider's own Check when it has one, else only the local kind.
+func (e *Engine) CheckSandbox(spec contracts.SandboxSpec) error {
+	if c, ok := e.Sandboxes.(interface {
+		Check(contracts.SandboxSpec) error
+	}); ok {
+		return c.Check(spec)
+	}
+	if spec.Kind != "" && spec.Kind != "local" {
+		return fmt.Errorf("sandbox kind %q is not served by this deployment (it serves \"local\"): %w", spec.Kind, contracts.ErrInvalid)
+	}
+	return nil
+}
+
 // CheckModel reports whether a model string resolves here.
 func (e *Engine) CheckModel(model string) error {
 	c, name, err := e.Models(model)

@@ -1,9 +1,9 @@
 package sandboxtest
 
 import (
-	"fmt"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
