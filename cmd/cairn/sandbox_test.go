@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -51,7 +52,10 @@ func sandboxRecord(t *testing.T, ctx context.Context, d *devServer, sid string) 
 func TestDevProcessSandboxKeepsFilesAcrossTurns(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
-	secrets := []string{"AWS_SECRET_ACCESS_KEY=runtime-secret", "CAIRN_SECRET=runtime-secret", "OPENAI_API_KEY=runtime-secret"}
+	// Names a denylist would miss too: only an allowlist of the runtime's
+	// environment reaches the sandbox.
+	secrets := []string{"AWS_SECRET_ACCESS_KEY=runtime-secret", "CAIRN_SECRET=runtime-secret", "OPENAI_API_KEY=runtime-secret",
+		"GITHUB_PAT=runtime-secret", "DATABASE_URL=postgres://u:runtime-secret@h/db"}
 	d := startDevEnv(t, data, secrets, "--sandbox", "process")
 	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 	if err != nil {
@@ -95,6 +99,17 @@ func TestKillDuringRemoteMutatingCall(t *testing.T) {
 	}
 	waitEvent(t, ctx, d.cl, s.ID, su.ID, func(e contracts.Event) bool { return e.Type == contracts.EventToolStarted })
 	rec := sandboxRecord(t, ctx, d, s.ID)
+	// Kill once the command is running in sandboxd (its first line is out).
+	out := filepath.Join(data, "sandboxd", s.ID, "workspace", "out.txt")
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if b, _ := os.ReadFile(out); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started in sandboxd")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	d.kill(t)
 
 	d2 := startDev(t, data, "--sandbox", "process")
@@ -105,9 +120,8 @@ func TestKillDuringRemoteMutatingCall(t *testing.T) {
 	if again := sandboxRecord(t, ctx, d2, s.ID); again.ID != rec.ID {
 		t.Fatalf("the restarted runtime started a new sandboxd (%s) instead of reconnecting to %s", again.ID, rec.ID)
 	}
-	out, err := os.ReadFile(filepath.Join(data, "sandboxd", s.ID, "workspace", "out.txt"))
-	if err != nil || string(out) != "line\n" {
-		t.Fatalf("out.txt = %q, %v; want the line exactly once", out, err)
+	if b, err := os.ReadFile(out); err != nil || string(b) != "line\n" {
+		t.Fatalf("out.txt = %q, %v; want the line exactly once", b, err)
 	}
 	tr := transcriptOf(t, ctx, d2.cl, s.ID)
 	if result := tr[2]; !strings.Contains(result, "result:wrote") || strings.Contains(result, "interrupted") {

@@ -137,14 +137,14 @@ func TestBinary(t *testing.T) {
 	})
 
 	t.Run("idle timeout from SANDBOXD_IDLE_TIMEOUT", func(t *testing.T) {
-		p := start(t, bin, append(env(t), "SANDBOXD_IDLE_TIMEOUT=300ms"), "--addr", "127.0.0.1:0", "--workspace", t.TempDir())
+		p := start(t, bin, append(env(t), "SANDBOXD_IDLE_TIMEOUT=300ms"), "--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--state", t.TempDir())
 		if code := p.wait(t); code != 0 {
 			t.Errorf("idle exit code %d, want 0", code)
 		}
 	})
 
 	t.Run("stops cleanly on SIGTERM", func(t *testing.T) {
-		p := start(t, bin, env(t), "--addr", "127.0.0.1:0", "--workspace", t.TempDir())
+		p := start(t, bin, env(t), "--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--state", t.TempDir())
 		c, err := sandboxremote.New(p.url, token, sandboxremote.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -162,7 +162,7 @@ func TestBinary(t *testing.T) {
 	})
 
 	t.Run("refuses to start without the token hash", func(t *testing.T) {
-		cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--workspace", t.TempDir())
+		cmd := exec.Command(bin, "--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--state", t.TempDir())
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 		out, err := cmd.CombinedOutput()
 		var ee *exec.ExitError

@@ -10,7 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sandboxproto"
@@ -55,8 +58,9 @@ func (l *Local) RunScript(ctx context.Context, r contracts.RunScriptRequest) (co
 	})
 }
 
-// CallOutcome reports what the ledger knows of callID: running now, done
-// (with the recorded result or error), or unknown.
+// CallOutcome reports what the ledger knows of callID: running now (in
+// any process sharing the state directory), done (with the recorded result
+// or error), or unknown.
 func (l *Local) CallOutcome(ctx context.Context, callID string) (contracts.CallOutcome, error) {
 	if err := ctx.Err(); err != nil {
 		return contracts.CallOutcome{}, err
@@ -65,18 +69,31 @@ func (l *Local) CallOutcome(ctx context.Context, callID string) (contracts.CallO
 	if l.calls == nil || callID == "" {
 		return out, nil
 	}
-	l.calls.mu.Lock()
-	_, running := l.calls.flights[callID]
-	l.calls.mu.Unlock()
-	if running {
-		out.State = contracts.CallRunning
-		return out, nil
+	if err := checkCallID(callID); err != nil {
+		return out, err
+	}
+	running, err := l.calls.running(callID)
+	if err != nil || running {
+		if running {
+			out.State = contracts.CallRunning
+		}
+		return out, err
 	}
 	rec, ok, err := l.calls.read(callID)
 	if err != nil || !ok {
 		return out, err
 	}
 	return rec.outcome(), nil
+}
+
+// MaxCallID bounds a call id (it travels in URLs and file names' hashes).
+const MaxCallID = 256
+
+func checkCallID(id string) error {
+	if len(id) > MaxCallID {
+		return fmt.Errorf("call id of %d bytes exceeds %d: %w", len(id), MaxCallID, contracts.ErrInvalid)
+	}
+	return nil
 }
 
 // callRecord is one finished call as stored in the ledger.
@@ -93,13 +110,15 @@ func (r callRecord) outcome() contracts.CallOutcome {
 }
 
 // ledger records call outcomes as files in dir (one per call, written
-// atomically), keeping the newest max. A call in flight is a channel that
-// closes when its record is written, so a concurrent repeat waits for it.
+// atomically), keeping about the newest max. A call in flight holds an
+// exclusive flock on its lock file, so a repeat — from this process,
+// another Local on the same directory, or another sandboxd — waits for it,
+// and a lock file that is free but has no record means the runner died.
 type ledger struct {
-	dir     string
-	max     int
-	mu      sync.Mutex
-	flights map[string]chan struct{}
+	dir    string
+	max    int
+	mu     sync.Mutex
+	writes int // since the last eviction
 }
 
 func newLedger(dir string, max int) (*ledger, error) {
@@ -109,12 +128,57 @@ func newLedger(dir string, max int) (*ledger, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating call ledger %s: %w", dir, err)
 	}
-	return &ledger{dir: dir, max: max, flights: map[string]chan struct{}{}}, nil
+	return &ledger{dir: dir, max: max, writes: max}, nil
 }
 
-func (g *ledger) path(callID string) string {
+func (g *ledger) base(callID string) string {
 	sum := sha256.Sum256([]byte(callID))
-	return filepath.Join(g.dir, hex.EncodeToString(sum[:])+".json")
+	return filepath.Join(g.dir, hex.EncodeToString(sum[:]))
+}
+
+func (g *ledger) path(callID string) string { return g.base(callID) + ".json" }
+
+// lock takes callID's lock, waiting while another runner holds it or until
+// ctx ends. The caller closes the file to release it.
+func (g *ledger) lock(ctx context.Context, callID string) (*os.File, error) {
+	f, err := os.OpenFile(g.base(callID)+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("locking call %s: %w", callID, err)
+	}
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("locking call %s: %w", callID, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// running reports whether some runner holds callID's lock now.
+func (g *ledger) running(callID string) (bool, error) {
+	f, err := os.Open(g.base(callID) + ".lock")
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK), nil
+	}
+	return false, nil // closing releases the probe's lock
 }
 
 func (g *ledger) read(callID string) (callRecord, bool, error) {
@@ -143,10 +207,10 @@ func (g *ledger) write(rec callRecord) error {
 	if err != nil {
 		return fmt.Errorf("recording call %s: %w", rec.CallID, err)
 	}
+	// No fsync: like the embedded journal (WAL, synchronous=NORMAL) the
+	// record survives the process dying, which is the failure it guards
+	// against; a host crash takes a Fargate task's workspace with it.
 	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -157,11 +221,22 @@ func (g *ledger) write(rec callRecord) error {
 		os.Remove(f.Name())
 		return fmt.Errorf("recording call %s: %w", rec.CallID, err)
 	}
-	g.evict()
+	g.mu.Lock()
+	g.writes++
+	due := g.writes >= max(g.max/8, 1)
+	if due {
+		g.writes = 0
+	}
+	g.mu.Unlock()
+	if due {
+		g.evict()
+	}
 	return nil
 }
 
-// evict removes the oldest records (by modification time) beyond max.
+// evict removes the oldest records (by modification time) beyond max, and
+// their lock files. It runs every max/8 writes, so the ledger holds at most
+// max + max/8 records.
 func (g *ledger) evict() {
 	ents, err := os.ReadDir(g.dir)
 	if err != nil || len(ents) <= g.max {
@@ -179,20 +254,27 @@ func (g *ledger) evict() {
 	}
 	slices.SortFunc(all, func(a, b aged) int { return int(min(max(a.at-b.at, -1), 1)) })
 	for i := 0; i < len(all)-g.max; i++ {
-		os.Remove(filepath.Join(g.dir, all[i].name))
+		name := filepath.Join(g.dir, all[i].name)
+		os.Remove(name)
+		os.Remove(strings.TrimSuffix(name, ".json") + ".lock")
 	}
 }
 
 // once runs a mutating call at most once per callID. Without a ledger or a
-// call id it just runs. A repeat (even concurrent) with the same id and
-// request returns the recorded outcome; with a different request it is
-// ErrConflict. A call stopped by its context is not recorded: whether it
-// took effect is unknown.
+// call id it just runs. A repeat (even concurrent, even from another
+// process on the same state directory) with the same id and request
+// returns the recorded outcome; with a different request it is
+// ErrConflict. Only finished outcomes are recorded: a call stopped by its
+// context, or failing for a reason of the host's own (no sentinel), stays
+// unknown, so a retry may run it.
 func once[T any](ctx context.Context, l *Local, method, callID string, req any, run func(context.Context) (T, error)) (T, error) {
 	var zero T
 	g := l.calls
 	if g == nil || callID == "" {
 		return run(ctx)
+	}
+	if err := checkCallID(callID); err != nil {
+		return zero, err
 	}
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
@@ -200,35 +282,17 @@ func once[T any](ctx context.Context, l *Local, method, callID string, req any, 
 	}
 	sum := sha256.Sum256(reqJSON)
 	hash := hex.EncodeToString(sum[:])
-	for {
-		g.mu.Lock()
-		wait, running := g.flights[callID]
-		if !running {
-			rec, ok, err := g.read(callID)
-			if err != nil || ok {
-				g.mu.Unlock()
-				if err != nil {
-					return zero, err
-				}
-				return replay[T](rec, method, hash)
-			}
-			g.flights[callID] = make(chan struct{})
-			g.mu.Unlock()
-			break
-		}
-		g.mu.Unlock()
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return zero, ctx.Err()
-		}
+	lock, err := g.lock(ctx, callID)
+	if err != nil {
+		return zero, err
 	}
-	defer func() {
-		g.mu.Lock()
-		close(g.flights[callID])
-		delete(g.flights, callID)
-		g.mu.Unlock()
-	}()
+	defer lock.Close()
+	if rec, ok, err := g.read(callID); err != nil || ok {
+		if err != nil {
+			return zero, err
+		}
+		return replay[T](rec, method, hash)
+	}
 	res, runErr := run(ctx)
 	if runErr != nil && ctx.Err() != nil {
 		return res, runErr
@@ -236,6 +300,9 @@ func once[T any](ctx context.Context, l *Local, method, callID string, req any, 
 	rec := callRecord{CallID: callID, Method: method, Request: hash}
 	if runErr != nil {
 		code, _ := sandboxproto.Code(runErr)
+		if code == sandboxproto.CodeInternal {
+			return res, runErr
+		}
 		rec.Error = &contracts.CallError{Code: code, Message: runErr.Error()}
 	} else if rec.Result, err = json.Marshal(res); err != nil {
 		return res, err

@@ -178,3 +178,43 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Two sandboxes on one state directory (two Locals of a session, or two
+// sandboxd) still run a call once: the call's lock is a file lock.
+func TestRepeatsAcrossInstancesRunOnce(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	a, b := ledgered(t, state, 0), ledgered(t, state, 0)
+	req := contracts.ExecRequest{Command: "echo ran >> log.txt; sleep 0.2; echo done", CallID: "call-x"}
+	var wg sync.WaitGroup
+	for _, l := range []*Local{a, b, a, b} {
+		wg.Go(func() {
+			if res, err := l.Exec(context.Background(), req); err != nil || res.Stdout != "done\n" {
+				t.Errorf("%+v, %v", res, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := lines(t, a, "log.txt"); n != 1 {
+		t.Fatalf("command ran %d times, want 1", n)
+	}
+}
+
+// A failure of the host's own (here: no such shell) is not an outcome of
+// the call: it stays unknown, so a retry may run it.
+func TestHostFailuresAreNotRecorded(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	l, err := NewLocal(filepath.Join(t.TempDir(), "ws"), Options{StateDir: state, Shell: "/nonexistent/shell"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Exec(context.Background(), contracts.ExecRequest{Command: "true", CallID: "call-h"}); err == nil {
+		t.Fatal("a missing shell ran")
+	}
+	if o, _ := l.CallOutcome(context.Background(), "call-h"); o.State != contracts.CallUnknown {
+		t.Fatalf("host failure recorded as %s", o.State)
+	}
+	long := strings.Repeat("x", MaxCallID+1)
+	if _, err := l.Exec(context.Background(), contracts.ExecRequest{Command: "true", CallID: long}); !errors.Is(err, contracts.ErrInvalid) {
+		t.Fatalf("an over-long call id: %v", err)
+	}
+}

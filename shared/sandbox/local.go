@@ -38,9 +38,11 @@ type Options struct {
 	Shell string
 	// Python runs RunScript "python" sources (default "python3").
 	Python string
-	// StateDir, when set, holds the call ledger (outside the workspace, so
-	// a sandboxed command cannot forge it): mutating requests with a
-	// CallID become effect-once (contracts.CallLedger).
+	// StateDir, when set, holds the call ledger (outside the workspace,
+	// out of a command's way — but commands run as the same user, so the
+	// ledger guards against crashes, not against a hostile command):
+	// mutating requests with a CallID become effect-once
+	// (contracts.CallLedger).
 	StateDir string
 	// MaxCalls bounds the ledger (default DefaultMaxCalls).
 	MaxCalls int

@@ -42,7 +42,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 	cfg := Config{}
 	fs.StringVar(&cfg.Addr, "addr", DefaultAddr, "`host:port` to listen on (only this address is bound)")
 	fs.StringVar(&cfg.Workspace, "workspace", "", "workspace `directory` (required; created if missing)")
-	fs.StringVar(&cfg.StateDir, "state", "", "state `directory` for the call ledger, outside the workspace (empty: no ledger)")
+	fs.StringVar(&cfg.StateDir, "state", "", "state `directory` for the call ledger, outside the workspace (required: clients retry mutating calls that carry a call id)")
 	idle := time.Duration(0)
 	if s := lookup(environ, EnvIdleTimeout); s != "" {
 		d, err := time.ParseDuration(s)
@@ -63,8 +63,8 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "sandboxd: unexpected arguments: %q\n", fs.Args())
 		return 2
 	}
-	if cfg.Workspace == "" {
-		fmt.Fprintln(stderr, "sandboxd: --workspace is required")
+	if cfg.Workspace == "" || cfg.StateDir == "" {
+		fmt.Fprintln(stderr, "sandboxd: --workspace and --state are required")
 		return 2
 	}
 	cfg.TokenSHA256 = lookup(environ, EnvTokenSHA256)

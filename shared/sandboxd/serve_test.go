@@ -191,20 +191,21 @@ func TestMainRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	ws := t.TempDir()
+	ws, st := t.TempDir(), t.TempDir()
 	for _, tc := range []struct {
 		name    string
 		args    []string
 		environ []string
 		code    int
 	}{
-		{"no token hash", []string{"--addr", "127.0.0.1:0", "--workspace", ws}, nil, 2},
-		{"empty token hash", []string{"--addr", "127.0.0.1:0", "--workspace", ws}, []string{"SANDBOXD_TOKEN_SHA256="}, 2},
-		{"malformed token hash", []string{"--addr", "127.0.0.1:0", "--workspace", ws}, []string{"SANDBOXD_TOKEN_SHA256=xyz"}, 2},
-		{"no workspace", []string{"--addr", "127.0.0.1:0"}, []string{hash}, 2},
-		{"unknown flag", []string{"--workspace", ws, "--port", "1"}, []string{hash}, 2},
-		{"extra argument", []string{"--workspace", ws, "extra"}, []string{hash}, 2},
-		{"address in use", []string{"--addr", busy.Addr().String(), "--workspace", ws}, []string{hash}, 1},
+		{"no token hash", []string{"--addr", "127.0.0.1:0", "--workspace", ws, "--state", st}, nil, 2},
+		{"empty token hash", []string{"--addr", "127.0.0.1:0", "--workspace", ws, "--state", st}, []string{"SANDBOXD_TOKEN_SHA256="}, 2},
+		{"malformed token hash", []string{"--addr", "127.0.0.1:0", "--workspace", ws, "--state", st}, []string{"SANDBOXD_TOKEN_SHA256=xyz"}, 2},
+		{"no workspace", []string{"--addr", "127.0.0.1:0", "--state", st}, []string{hash}, 2},
+		{"no state", []string{"--addr", "127.0.0.1:0", "--workspace", ws}, []string{hash}, 2},
+		{"unknown flag", []string{"--workspace", ws, "--state", st, "--port", "1"}, []string{hash}, 2},
+		{"extra argument", []string{"--workspace", ws, "--state", st, "extra"}, []string{hash}, 2},
+		{"address in use", []string{"--addr", busy.Addr().String(), "--workspace", ws, "--state", st}, []string{hash}, 1},
 	} {
 		var out, errOut strings.Builder
 		if got := sandboxd.Main(t.Context(), tc.args, tc.environ, &out, &errOut); got != tc.code {

@@ -123,7 +123,12 @@ func (s *Server) callOutcome(w http.ResponseWriter, r *http.Request, escaped str
 // decode reads the JSON body of r (bounded by MaxBody) into v.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	if err := dec.Decode(v); err != nil {
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("data after the JSON object")
+	}
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return fmt.Errorf("request body exceeds %d bytes: %w", s.cfg.MaxBody, contracts.ErrTooLarge)

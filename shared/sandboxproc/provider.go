@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/placement"
+	"github.com/cairnrun/cairn/shared/sandboxd"
 	"github.com/cairnrun/cairn/shared/sandboxremote"
 )
 
@@ -23,7 +24,10 @@ const Kind = "process"
 const (
 	DefaultIdleTimeout  = 30 * time.Minute
 	DefaultStartTimeout = 10 * time.Second
-	DefaultStopGrace    = 10 * time.Second
+	// DefaultStopGrace outlasts sandboxd's own shutdown (its grace for
+	// running calls plus their drain), so a stop lets running calls finish
+	// and record their outcome before SIGKILL.
+	DefaultStopGrace = sandboxd.DefaultShutdownGrace + 10*time.Second
 	// probeTimeout bounds checking a recorded sandboxd before reusing it.
 	probeTimeout = 5 * time.Second
 	// connectTimeout bounds connecting to a sandboxd on loopback.

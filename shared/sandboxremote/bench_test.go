@@ -1,6 +1,7 @@
 package sandboxremote_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,11 +26,11 @@ func placements(b *testing.B) []struct {
 			b.Fatal(err)
 		}
 	}
-	local, err := sandbox.NewLocal(localDir, sandbox.Options{Env: env})
+	local, err := sandbox.NewLocal(localDir, sandbox.Options{Env: env, StateDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	url := serve(b, sandboxd.Config{Workspace: remoteDir, Sandbox: sandbox.Options{Env: env}})
+	url := serve(b, sandboxd.Config{Workspace: remoteDir, StateDir: b.TempDir(), Sandbox: sandbox.Options{Env: env}})
 	return []struct {
 		name string
 		api  contracts.SandboxAPI
@@ -56,6 +57,29 @@ func BenchmarkExec(b *testing.B) {
 			for b.Loop() {
 				if res, err := p.api.Exec(ctx, contracts.ExecRequest{Command: "true"}); err != nil || res.ExitCode != 0 {
 					b.Fatal(res, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkWriteFileWithCallID is the path a write_file tool call takes:
+// a mutating request under a fresh call id, recorded in the ledger (kept
+// full at its bound, so eviction is included).
+func BenchmarkWriteFileWithCallID(b *testing.B) {
+	for _, p := range placements(b) {
+		b.Run(p.name, func(b *testing.B) {
+			ctx := b.Context()
+			for i := range sandbox.DefaultMaxCalls {
+				if err := p.api.WriteFile(ctx, contracts.WriteFileRequest{Path: "w.txt", Content: "x", CallID: fmt.Sprintf("fill-%d", i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			n := 0
+			for b.Loop() {
+				n++
+				if err := p.api.WriteFile(ctx, contracts.WriteFileRequest{Path: "w.txt", Content: "x", CallID: fmt.Sprintf("call-%d", n)}); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

@@ -20,7 +20,7 @@ const Interrupted = "interrupted — outcome unknown: the process running this c
 // SandboxUnavailable prefixes the result of a call whose sandbox could not be
 // reached: the sandbox is released (the next call gets a new one) and the
 // model is told, instead of the turn retrying against a dead sandbox.
-const SandboxUnavailable = "sandbox unavailable — it will be replaced; files written in it earlier may be gone"
+const SandboxUnavailable = "sandbox unavailable (unreachable, or no answer in time) — it will be replaced; files written in it earlier may be gone"
 
 func isNotFound(err error) bool { return errors.Is(err, contracts.ErrNotFound) }
 
@@ -75,7 +75,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 		default:
 			if recs[call.ID].Started && ts.Effect(call.Name) != contracts.ReadOnly && !e.sandboxKnows(ctx, sandbox, ids.Effect(sub.ID, sub.Step, call.ID)) {
 				results[i] = contracts.ToolResult{CallID: call.ID, Content: Interrupted, IsError: true}
-			} else if results[i], err = e.run(ctx, sub, ts, call); errors.Is(err, contracts.ErrUnavailable) {
+			} else if results[i], err = e.run(ctx, sub, ts, call); sandboxGone(ctx, err) {
 				results[i] = e.unavailable(ctx, sess, call, err)
 			} else if err != nil {
 				return err
@@ -109,6 +109,12 @@ func (e *Engine) sandboxKnows(ctx context.Context, sandbox contracts.SandboxAPI,
 		return false
 	}
 	return o.State == contracts.CallRunning || o.State == contracts.CallDone
+}
+
+// sandboxGone: the sandbox could not be reached, or did not answer within
+// the call's own time (a hung task) while this handler still had time.
+func sandboxGone(ctx context.Context, err error) bool {
+	return errors.Is(err, contracts.ErrUnavailable) || (errors.Is(err, contracts.ErrTimeout) && ctx.Err() == nil)
 }
 
 // unavailable releases the session's unreachable sandbox and gives the call
