@@ -76,6 +76,10 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"run", "--data", t.TempDir(), "--approve", "maybe", "hi"}, 1, "want ask, allow or deny"},
 		{[]string{"approve", "--data", t.TempDir(), "only-one"}, 1, "want SESSION APPROVAL"},
 		{[]string{"show", "--data", t.TempDir(), "ses_nope"}, 1, "not_found"},
+		{[]string{"run", "--data", t.TempDir(), "--model", "anthropic:claude-sonnet-4-5", "hi"}, 1, "ANTHROPIC_API_KEY"},
+		{[]string{"run", "--data", t.TempDir(), "--model", "openai:gpt-4o", "hi"}, 1, "OPENAI_API_KEY"},
+		{[]string{"run", "--data", t.TempDir(), "--model", "nosuch:model", "hi"}, 1, "not configured"},
+		{[]string{"run", "--data", t.TempDir(), "--sandbox", "fargate", "hi"}, 1, "not served by this deployment"},
 	}
 	for _, c := range cases {
 		out, code := cairn(t, c.args...)

@@ -74,3 +74,6 @@ type envDefaults struct {
 	Addr, Token, Data string
 	Environ           []string
 }
+
+// getenv reads the captured environment (model keys, base URLs).
+func (e envDefaults) getenv(key string) string { return lookup(e.Environ, key) }

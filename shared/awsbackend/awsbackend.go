@@ -30,14 +30,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/dynamo"
 	"github.com/cairnrun/cairn/shared/ids"
-	"github.com/cairnrun/cairn/shared/model/scripted"
+	"github.com/cairnrun/cairn/shared/model/providers"
 	"github.com/cairnrun/cairn/shared/runtime"
 	"github.com/cairnrun/cairn/shared/s3blob"
+	"github.com/cairnrun/cairn/shared/secrets"
 	"github.com/cairnrun/cairn/shared/sqsqueue"
 	"github.com/cairnrun/cairn/shared/tools"
 )
@@ -52,7 +54,14 @@ const (
 	EnvSandboxDir  = "CAIRN_SANDBOX_DIR"
 	EnvLeaseTTL    = "CAIRN_LEASE_TTL_SECONDS"
 	EnvToken       = "CAIRN_API_TOKEN"
+	// EnvDefaultModel is the model of sessions that name none (default
+	// DefaultModel: Bedrock, IAM-authenticated).
+	EnvDefaultModel = "CAIRN_DEFAULT_MODEL"
 )
+
+// DefaultModel on AWS: Claude on Bedrock through a cross-region inference
+// profile; the account must have enabled it in the Bedrock console.
+const DefaultModel = "bedrock:us.anthropic.claude-sonnet-4-20250514-v1:0"
 
 // Config of the AWS backend.
 type Config struct {
@@ -171,13 +180,28 @@ func New(ctx context.Context, c Config) (*runtime.Runtime, error) {
 	if lease <= 0 {
 		lease = 15 * time.Minute
 	}
+	getenv := c.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	models, err := providers.FromEnv(providers.Config{
+		Getenv:  getenv,
+		Secrets: secrets.Resolver{Getenv: getenv, SecretsManager: secretsmanager.NewFromConfig(awsCfg)},
+		AWS:     func(context.Context) (aws.Config, error) { return awsCfg, nil },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("aws backend: %w", err)
+	}
+	def := getenv(EnvDefaultModel)
+	if def == "" {
+		def = DefaultModel
+	}
 	ports := runtime.Ports{
 		Journal: store, Transcript: store, Streams: store, Events: store, Queue: queue,
-		Sandboxes: boxes,
-		Registry:  tools.NewRegistry(), Models: map[string]contracts.ModelClient{"scripted": scripted.New()},
+		Sandboxes: boxes, Registry: tools.NewRegistry(), Models: models,
 		Clock: clock, IDs: ids.New(clock),
 	}
-	return runtime.Assemble(ports, runtime.Config{Owner: "fn_" + randHex(6), Token: c.Token, LeaseTTL: lease, Log: c.Log})
+	return runtime.Assemble(ports, runtime.Config{Owner: "fn_" + randHex(6), Token: c.Token, LeaseTTL: lease, Log: c.Log, DefaultModel: def})
 }
 
 func randHex(n int) string {

@@ -25,14 +25,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/model/providers"
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/placement"
 	"github.com/cairnrun/cairn/shared/repair"
 	"github.com/cairnrun/cairn/shared/runtime"
 	"github.com/cairnrun/cairn/shared/sandbox"
 	"github.com/cairnrun/cairn/shared/sandboxproc"
+	"github.com/cairnrun/cairn/shared/secrets"
 	"github.com/cairnrun/cairn/shared/sqlite"
 	"github.com/cairnrun/cairn/shared/tools"
 )
@@ -53,7 +58,11 @@ type Config struct {
 	// arguments before its flags (`cairn sandboxd`: [cairn, "sandboxd"]).
 	// Without it only "local" is served.
 	Sandboxd []string
-	// Models adds or replaces model providers ("scripted" is built in).
+	// Getenv, when set, configures the real model providers (anthropic,
+	// openai, bedrock) from the environment (shared/model/providers);
+	// without it only "scripted" is served.
+	Getenv func(string) string
+	// Models adds or replaces model providers.
 	Models map[string]contracts.ModelClient
 	// Runtime is passed to runtime.Assemble; Owner is filled in.
 	Runtime runtime.Config
@@ -83,6 +92,17 @@ func New(ctx context.Context, cfg Config) (*runtime.Runtime, error) {
 	sbOpts := cfg.Sandbox
 	sbOpts.Env = cfg.Env
 	models := map[string]contracts.ModelClient{"scripted": scripted.New()}
+	if cfg.Getenv != nil {
+		loadAWS := func(ctx context.Context) (aws.Config, error) { return config.LoadDefaultConfig(ctx) }
+		if models, err = providers.FromEnv(providers.Config{
+			Getenv: cfg.Getenv, AWS: loadAWS,
+			Secrets: secrets.Resolver{Getenv: cfg.Getenv, SecretsManager: secrets.Lazy(loadAWS)},
+		}); err != nil {
+			store.Close()
+			lock.Close()
+			return nil, err
+		}
+	}
 	for k, v := range cfg.Models {
 		models[k] = v
 	}

@@ -14,7 +14,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
@@ -66,4 +68,31 @@ func (r Resolver) Resolve(ctx context.Context, ref string) (string, error) {
 		return *out.SecretString, nil
 	}
 	return "", fmt.Errorf("secret reference %q: want env:NAME, secretsmanager:ID or a Secrets Manager ARN: %w", ref, contracts.ErrInvalid)
+}
+
+// Lazy is a SecretsManagerAPI that loads its AWS configuration on first
+// use, for runtimes (the embedded one) that may never need it.
+func Lazy(load func(ctx context.Context) (aws.Config, error)) SecretsManagerAPI {
+	return &lazy{load: load}
+}
+
+type lazy struct {
+	load   func(ctx context.Context) (aws.Config, error)
+	mu     sync.Mutex
+	client *secretsmanager.Client
+}
+
+func (l *lazy) GetSecretValue(ctx context.Context, in *secretsmanager.GetSecretValueInput, opts ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	l.mu.Lock()
+	if l.client == nil {
+		cfg, err := l.load(ctx)
+		if err != nil {
+			l.mu.Unlock()
+			return nil, fmt.Errorf("loading the AWS configuration for Secrets Manager: %w", err)
+		}
+		l.client = secretsmanager.NewFromConfig(cfg)
+	}
+	c := l.client
+	l.mu.Unlock()
+	return c.GetSecretValue(ctx, in, opts...)
 }
