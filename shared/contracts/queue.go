@@ -26,6 +26,10 @@ type Message struct {
 	Version      int64  `json:"version"`
 	// Nonce distinguishes deliberate re-drives (repair) of the same state.
 	Nonce string `json:"nonce,omitempty"`
+	// ScheduleID and ScheduledAt: a schedule firing on the workflow queue
+	// (EventBridge Scheduler fills them in; the run id derives from both).
+	ScheduleID  string    `json:"schedule_id,omitempty"`
+	ScheduledAt time.Time `json:"scheduled_at,omitempty"`
 }
 
 // Delivery is a received message with its receipt.

@@ -96,6 +96,9 @@ type Session struct {
 	Spec   SessionSpec `json:"spec"`
 	Head   string      `json:"head,omitempty"`
 	Active string      `json:"active,omitempty"`
+	// Workflow is set on a session created to run a workflow node: when
+	// its submission ends, the node's result is recorded and the run woken.
+	Workflow *WorkflowRef `json:"workflow,omitempty"`
 	// Sandbox is the session's current remote sandbox, if any.
 	Sandbox   *SandboxRecord `json:"sandbox,omitempty"`
 	Version   int64          `json:"version"`

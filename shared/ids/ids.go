@@ -19,6 +19,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -81,4 +82,40 @@ func Effect(submissionID string, step int, callID string) string {
 func Approval(submissionID string, step int, callID string) string {
 	h := sha256.Sum256([]byte(fmt.Sprintf("%s/%d/%s", submissionID, step, callID)))
 	return "apr_" + hex.EncodeToString(h[:10])
+}
+
+// hashed is prefix_ + 20 hex digits of sha256 over the parts.
+func hashed(prefix string, parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	return prefix + "_" + hex.EncodeToString(h.Sum(nil)[:10])
+}
+
+// WorkflowNode is a node's id: from the run and the node's explicit key,
+// or, without one, its position among the run's node calls. Replaying the
+// same script with the same results yields the same ids.
+func WorkflowNode(runID string, seq int, key string) string {
+	if key != "" {
+		return hashed("wn", runID, "key", key)
+	}
+	return hashed("wn", runID, "seq", fmt.Sprint(seq))
+}
+
+// NodeSession is the id of the session that runs a workflow node.
+func NodeSession(runID, nodeID string) string { return hashed("ses", runID, nodeID) }
+
+// ScheduledRun is the id of the run a schedule fires at a time: a duplicate
+// firing is the same run.
+func ScheduledRun(scheduleID string, at time.Time) string {
+	return hashed("run", scheduleID, at.UTC().Format(time.RFC3339Nano))
+}
+
+// KeyedRun is the id of a run started with an idempotency key.
+func KeyedRun(workflowID, key string) string { return hashed("run", workflowID, "key", key) }
+
+// ToolRun is the id of the run a run_workflow tool call starts.
+func ToolRun(submissionID string, step int, callID string) string {
+	return hashed("run", submissionID, fmt.Sprint(step), callID)
 }

@@ -1,0 +1,177 @@
+package contracts
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// QueueWorkflow carries workflow wake-ups: Message{Kind: QueueWorkflow,
+// SessionID: run id (the FIFO group: one evaluation of a run at a time),
+// SubmissionID: run id, Version: the run's version, Nonce: why}.
+const QueueWorkflow = "workflow"
+
+// Workflow is a named Starlark script, checked (syntax and names) when it
+// is created.
+type Workflow struct {
+	ID        string    `json:"id"`
+	Owner     string    `json:"owner,omitempty"`
+	Name      string    `json:"name"`
+	Script    string    `json:"script"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// RunStatus is a workflow run's state.
+type RunStatus string
+
+const (
+	RunRunning   RunStatus = "RUNNING"
+	RunSucceeded RunStatus = "SUCCEEDED"
+	RunFailed    RunStatus = "FAILED"
+)
+
+// Terminal reports whether the run has ended.
+func (s RunStatus) Terminal() bool { return s == RunSucceeded || s == RunFailed }
+
+// RunParent is the tool call waiting for a run (the run_workflow tool): when
+// the run ends, that submission's tools phase is woken.
+type RunParent struct {
+	SessionID    string `json:"session_id"`
+	SubmissionID string `json:"submission_id"`
+	Step         int    `json:"step"`
+	CallID       string `json:"call_id"`
+}
+
+// WorkflowRun is one execution of a workflow. StartedAt is the script's
+// now(): fixed for the run, so every evaluation sees the same time.
+type WorkflowRun struct {
+	ID          string          `json:"id"`
+	WorkflowID  string          `json:"workflow_id"`
+	Script      string          `json:"script"` // copied at start: editing a workflow never changes a running run
+	Input       json.RawMessage `json:"input,omitempty"`
+	Status      RunStatus       `json:"status"`
+	Result      json.RawMessage `json:"result,omitempty"`
+	Error       string          `json:"error,omitempty"`
+	ScheduleID  string          `json:"schedule_id,omitempty"`
+	ScheduledAt time.Time       `json:"scheduled_at,omitempty"`
+	Parent      *RunParent      `json:"parent,omitempty"`
+	Evaluations int             `json:"evaluations"`
+	Version     int64           `json:"version"`
+	StartedAt   time.Time       `json:"started_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+}
+
+// NodeSpec is the agent work a node asks for: a turn in a session of its
+// own.
+type NodeSpec struct {
+	Prompt string       `json:"prompt"`
+	Model  string       `json:"model,omitempty"`
+	System string       `json:"system,omitempty"`
+	Tools  []ToolConfig `json:"tools,omitempty"` // nil = every built-in tool
+	Limits Limits       `json:"limits,omitempty"`
+}
+
+// NodeResult is a finished node as the script sees it: a failure is a
+// value, not an abort.
+type NodeResult struct {
+	OK     bool   `json:"ok"`
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// WorkflowNode is one node of a run: its identity (from the run id and the
+// call's position, or an explicit key), what it asked for, the child turn
+// running it, and its result once that turn ended.
+type WorkflowNode struct {
+	RunID        string      `json:"run_id"`
+	ID           string      `json:"id"`
+	Seq          int         `json:"seq"`
+	Key          string      `json:"key,omitempty"`
+	Spec         NodeSpec    `json:"spec"`
+	SessionID    string      `json:"session_id,omitempty"`
+	SubmissionID string      `json:"submission_id,omitempty"`
+	Result       *NodeResult `json:"result,omitempty"`
+	CreatedAt    time.Time   `json:"created_at"`
+}
+
+// Schedule starts runs of a workflow on a cron or rate expression. A
+// firing's run id derives from (schedule id, scheduled time), so a
+// duplicate firing is the same run.
+type Schedule struct {
+	ID         string          `json:"id"`
+	WorkflowID string          `json:"workflow_id"`
+	Expression string          `json:"expression"` // "rate(5 minutes)" | "cron(0 12 * * ? *)"
+	Input      json.RawMessage `json:"input,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// WorkflowRef marks a session that runs a workflow node.
+type WorkflowRef struct {
+	RunID  string `json:"run_id"`
+	NodeID string `json:"node_id"`
+}
+
+// EvalRequest is one evaluation of a run's script (the isolate protocol,
+// JSON on stdin): the script against the node results known so far.
+type EvalRequest struct {
+	Script   string                `json:"script"`
+	Input    json.RawMessage       `json:"input,omitempty"`
+	RunID    string                `json:"run_id"`
+	Now      time.Time             `json:"now"`
+	Results  map[string]NodeResult `json:"results,omitempty"` // by node id
+	MaxSteps uint64                `json:"max_steps,omitempty"`
+}
+
+// Evaluation outcomes.
+const (
+	EvalDone    = "done"    // the script returned Value
+	EvalPending = "pending" // nodes started and not yet resolved: Pending
+	EvalFailed  = "failed"  // the script failed: Error says where and why
+)
+
+// PendingNode is a node the evaluation started whose result is unknown.
+type PendingNode struct {
+	ID   string   `json:"id"`
+	Seq  int      `json:"seq"`
+	Key  string   `json:"key,omitempty"`
+	Spec NodeSpec `json:"spec"`
+}
+
+// EvalResponse is what an evaluation returns (JSON on stdout).
+type EvalResponse struct {
+	Status  string          `json:"status"`
+	Value   json.RawMessage `json:"value,omitempty"`
+	Pending []PendingNode   `json:"pending,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Steps   uint64          `json:"steps,omitempty"` // Starlark steps used
+}
+
+// Evaluator runs one evaluation somewhere isolated (a subprocess, a
+// Lambda); the driver never evaluates a script in its own process.
+type Evaluator interface {
+	Evaluate(ctx context.Context, req EvalRequest) (EvalResponse, error)
+}
+
+// WorkflowStore keeps workflows, runs, nodes and schedules.
+//   - Create* are create-if-absent: CreateWorkflow/CreateSchedule return
+//     ErrExists for a taken id; CreateRun and PutNode return the existing
+//     record and created=false (a duplicate firing, a replayed evaluation).
+//   - UpdateRun is conditional on Version (ErrConflict / ErrNotFound), like
+//     UpdateSubmission.
+//   - SetNodeResult writes a node's result once; the first result wins and
+//     a later call is a no-op. ErrNotFound if the node does not exist.
+//   - ListNodes returns a run's nodes in Seq order.
+type WorkflowStore interface {
+	CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error)
+	GetWorkflow(ctx context.Context, id string) (Workflow, error)
+	CreateRun(ctx context.Context, r WorkflowRun) (WorkflowRun, bool, error)
+	GetRun(ctx context.Context, id string) (WorkflowRun, error)
+	UpdateRun(ctx context.Context, r WorkflowRun, expected int64) (WorkflowRun, error)
+	ListRuns(ctx context.Context, workflowID string, limit int) ([]WorkflowRun, error)
+	PutNode(ctx context.Context, n WorkflowNode) (WorkflowNode, bool, error)
+	SetNodeResult(ctx context.Context, runID, nodeID string, res NodeResult) error
+	ListNodes(ctx context.Context, runID string) ([]WorkflowNode, error)
+	CreateSchedule(ctx context.Context, s Schedule) (Schedule, error)
+	GetSchedule(ctx context.Context, id string) (Schedule, error)
+	ListSchedules(ctx context.Context) ([]Schedule, error)
+}
