@@ -37,6 +37,7 @@ type Config struct {
 	Token        string
 	DefaultModel string
 	Log          *slog.Logger
+	Workflow     WorkflowConfig
 }
 
 type server struct{ Config }
@@ -61,6 +62,7 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/submissions/{sid}/events", s.auth(s.events))
 	mux.HandleFunc("GET /v1/sessions/{id}/approvals", s.auth(s.listApprovals))
 	mux.HandleFunc("POST /v1/sessions/{id}/approvals/{aid}", s.auth(s.decide))
+	s.routeWorkflows(mux)
 	return s.recoverer(jsonErrors(mux))
 }
 

@@ -25,7 +25,9 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	if spec.Tools == nil {
 		for _, d := range s.Registry.Definitions() {
-			spec.Tools = append(spec.Tools, contracts.ToolConfig{Name: d.Name})
+			if !d.OptIn {
+				spec.Tools = append(spec.Tools, contracts.ToolConfig{Name: d.Name})
+			}
 		}
 	}
 	if err := s.validateSpec(spec); err != nil {

@@ -24,4 +24,7 @@ var (
 	// ErrUnavailable: a dependency (a sandbox, a remote endpoint) could not
 	// be reached or is gone.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrPending: the work is under way elsewhere (a tool waiting for a
+	// workflow run): the turn parks and is woken when it ends.
+	ErrPending = errors.New("pending")
 )

@@ -39,6 +39,11 @@ type ToolCall struct {
 	// stored): the id mutating sandbox requests carry so that the sandbox
 	// runs them once (ids.Effect). Empty = ID.
 	EffectID string `json:"-"`
+	// SessionID, SubmissionID and Step locate the call (set with EffectID,
+	// never stored): a tool that starts work elsewhere names its parent.
+	SessionID    string `json:"-"`
+	SubmissionID string `json:"-"`
+	Step         int    `json:"-"`
 }
 
 // ToolResult is the outcome of one tool call as reported to the model.

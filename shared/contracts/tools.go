@@ -30,6 +30,16 @@ type Binding struct {
 	Config    json.RawMessage
 	// OutputCap bounds the text a tool returns (bytes); 0 = default.
 	OutputCap int
+	// Workflows starts and reads workflow runs (the run_workflow tool);
+	// nil where workflows are not served.
+	Workflows WorkflowStarter
+}
+
+// WorkflowStarter is what a tool may do with workflows: start a run
+// create-if-absent (the same id is the same run) and read it.
+type WorkflowStarter interface {
+	StartRun(ctx context.Context, run WorkflowRun) (WorkflowRun, error)
+	GetRun(ctx context.Context, id string) (WorkflowRun, error)
 }
 
 // Tool is a bound tool. Run gets input already validated against the
@@ -45,6 +55,9 @@ type ToolDef struct {
 	ToolSpec
 	Effect  Effect
 	Factory func(b Binding) (Tool, error)
+	// OptIn tools are bound only when a session names them, never as part
+	// of "every built-in tool".
+	OptIn bool
 }
 
 // Toolset is a session's bound tools.

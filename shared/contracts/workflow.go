@@ -56,9 +56,12 @@ type WorkflowRun struct {
 	ScheduledAt time.Time       `json:"scheduled_at,omitempty"`
 	Parent      *RunParent      `json:"parent,omitempty"`
 	Evaluations int             `json:"evaluations"`
-	Version     int64           `json:"version"`
-	StartedAt   time.Time       `json:"started_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
+	// ResultsSeen is how many node results the last evaluation saw: a
+	// wake-up that brings none new skips evaluating again.
+	ResultsSeen int       `json:"results_seen,omitempty"`
+	Version     int64     `json:"version"`
+	StartedAt   time.Time `json:"started_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // NodeSpec is the agent work a node asks for: a turn in a session of its

@@ -91,11 +91,13 @@ func New(t testing.TB, opts ...func(*runtime.Ports)) *Harness {
 	return &Harness{t: t, RT: rt, Store: store, Model: model, Clock: clock, SandboxDir: sandboxes}
 }
 
-// AllTools enables every built-in tool.
+// AllTools enables every built-in tool (but the opt-in ones).
 func AllTools() []contracts.ToolConfig {
 	var out []contracts.ToolConfig
 	for _, d := range tools.NewRegistry().Definitions() {
-		out = append(out, contracts.ToolConfig{Name: d.Name})
+		if !d.OptIn {
+			out = append(out, contracts.ToolConfig{Name: d.Name})
+		}
 	}
 	return out
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/cairnrun/cairn/shared/repair"
 	"github.com/cairnrun/cairn/shared/turn"
 	"github.com/cairnrun/cairn/shared/worker"
+	"github.com/cairnrun/cairn/shared/workflow"
 )
 
 // Ports are what a backend provides. Plain fields: a test swaps one.
@@ -40,6 +41,11 @@ type Ports struct {
 	Models map[string]contracts.ModelClient
 	Clock  contracts.Clock
 	IDs    contracts.IDs
+	// Workflows and Evaluator serve workflows (both or neither): the store
+	// of workflows, runs and nodes, and where scripts are evaluated (an
+	// isolate process or function, never this process).
+	Workflows contracts.WorkflowStore
+	Evaluator contracts.Evaluator
 	// Close releases the backend (database handles, locks).
 	Close func() error
 }
@@ -55,6 +61,9 @@ type Config struct {
 	MaxAttempts  int
 	Concurrency  int // workers per queue in Serve; default 2
 	Log          *slog.Logger
+	// Scheduler registers workflow schedules where they fire (EventBridge
+	// Scheduler on AWS); nil = the store is the schedule (the dev ticker).
+	Scheduler api.Scheduler
 }
 
 // Runtime is an assembled cairn.
@@ -62,6 +71,7 @@ type Runtime struct {
 	Ports
 	Config
 	Engine  *turn.Engine
+	Driver  *workflow.Driver // nil without workflows
 	Repair  *repair.Repairer
 	Workers *worker.Pool
 	API     http.Handler
@@ -94,16 +104,39 @@ func Assemble(p Ports, cfg Config) (*Runtime, error) {
 		Models: rt.resolve, Registry: p.Registry, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
 		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, MaxAttempts: cfg.MaxAttempts,
 	}}
+	queues := []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit}
+	if (p.Workflows == nil) != (p.Evaluator == nil) {
+		return nil, errors.New("assembling runtime: Workflows and Evaluator come together")
+	}
+	if p.Workflows != nil {
+		rt.Driver = &workflow.Driver{Store: p.Workflows, Engine: rt.Engine, Eval: p.Evaluator, DefaultModel: cfg.DefaultModel, Log: cfg.Log}
+		rt.Engine.Workflows, rt.Engine.Ending = rt.Driver, rt.Driver.Ending
+		queues = append(queues, contracts.QueueWorkflow)
+	}
 	rt.Repair = &repair.Repairer{Engine: rt.Engine, StuckAfter: cfg.StuckAfter}
 	rt.Workers = &worker.Pool{
-		Queue: q, Handle: rt.Engine.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignals.Wait, Log: cfg.Log,
-		Queues: []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit},
+		Queue: q, Handle: rt.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignals.Wait, Log: cfg.Log,
+		Queues: queues,
 	}
 	rt.API = api.New(api.Config{
 		Engine: rt.Engine, Journal: p.Journal, Transcript: p.Transcript, Events: ev, Registry: p.Registry,
 		Wake: rt.EventSignal.Wait, Token: cfg.Token, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
+		Workflow: rt.workflowAPI(),
 	})
 	return rt, nil
+}
+
+// Handle dispatches a message of any queue: workflow wake-ups to the
+// driver, phase messages to the engine.
+func (rt *Runtime) Handle(ctx context.Context, m contracts.Message) error {
+	if m.Kind == contracts.QueueWorkflow {
+		if rt.Driver == nil {
+			rt.Log.Warn("workflow message without workflows configured: dropped", "run_id", m.SubmissionID)
+			return nil
+		}
+		return rt.Driver.Handle(ctx, m)
+	}
+	return rt.Engine.Handle(ctx, m)
 }
 
 // resolve maps "provider:model" to a client; a bare name means scripted.
@@ -154,4 +187,12 @@ func (rt *Runtime) Close() error {
 		return nil
 	}
 	return rt.Ports.Close()
+}
+
+// workflowAPI is the API's view of workflows (nothing without them).
+func (rt *Runtime) workflowAPI() api.WorkflowConfig {
+	if rt.Driver == nil {
+		return api.WorkflowConfig{}
+	}
+	return api.WorkflowConfig{Store: rt.Workflows, Runs: rt.Driver, IDs: rt.IDs, Scheduler: rt.Scheduler}
 }

@@ -156,18 +156,20 @@ func TestBind(t *testing.T) {
 
 func TestDefinitions(t *testing.T) {
 	wantProps := map[string][]string{
-		"read_file":  {"limit", "offset", "path"},
-		"write_file": {"append", "content", "path"},
-		"edit_file":  {"new_string", "old_string", "path", "replace_all"},
-		"list_dir":   {"path"},
-		"glob":       {"pattern"},
-		"grep":       {"glob", "path", "pattern"},
-		"bash":       {"command", "timeout_seconds"},
-		"python":     {"code", "timeout_seconds"},
+		"read_file":    {"limit", "offset", "path"},
+		"write_file":   {"append", "content", "path"},
+		"edit_file":    {"new_string", "old_string", "path", "replace_all"},
+		"list_dir":     {"path"},
+		"glob":         {"pattern"},
+		"grep":         {"glob", "path", "pattern"},
+		"bash":         {"command", "timeout_seconds"},
+		"python":       {"code", "timeout_seconds"},
+		"run_workflow": {"input", "script"},
 	}
 	wantEffect := map[string]contracts.Effect{
 		"read_file": contracts.ReadOnly, "list_dir": contracts.ReadOnly, "glob": contracts.ReadOnly, "grep": contracts.ReadOnly,
 		"write_file": contracts.Mutating, "edit_file": contracts.Mutating, "bash": contracts.Mutating, "python": contracts.Mutating,
+		"run_workflow": contracts.ReadOnly, // re-running finds the same run
 	}
 	r := NewRegistry()
 	var names []string
@@ -193,7 +195,7 @@ func TestDefinitions(t *testing.T) {
 			t.Errorf("%s: effect %q, description %q", d.Name, d.Effect, d.Description)
 		}
 	}
-	if !slices.Equal(names, allTools) {
+	if !slices.Equal(names, append(slices.Clone(allTools), "run_workflow")) {
 		t.Errorf("definitions = %v", names)
 	}
 	if _, ok := r.Lookup("bash"); !ok {

@@ -23,13 +23,14 @@ type Registry struct {
 
 var _ contracts.ToolRegistry = (*Registry)(nil)
 
-// NewRegistry returns the registry of the eight built-in tools. The schemas
+// NewRegistry returns the registry of the built-in tools (eight sandbox tools
+// and the opt-in run_workflow). The schemas
 // are static code; one that does not compile is a programming error and
 // panics (the package tests compile them all).
 func NewRegistry() *Registry {
 	defs := []contracts.ToolDef{
 		readFileDef(), writeFileDef(), editFileDef(), listDirDef(),
-		globDef(), grepDef(), bashDef(), pythonDef(),
+		globDef(), grepDef(), bashDef(), pythonDef(), runWorkflowDef(),
 	}
 	for i := range defs {
 		var buf bytes.Buffer

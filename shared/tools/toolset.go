@@ -143,3 +143,18 @@ func requireSandbox(name string, b contracts.Binding) error { return nil }
 func errNoSandbox(name string) error {
 	return fmt.Errorf("tool %s is bound without a sandbox (a spec-only binding cannot run tools)", name)
 }
+
+// jsonRaw keeps any JSON value as it came (null when absent).
+type jsonRaw []byte
+
+func (j *jsonRaw) UnmarshalJSON(b []byte) error {
+	*j = append((*j)[:0], b...)
+	return nil
+}
+
+func (j jsonRaw) raw() []byte {
+	if len(j) == 0 {
+		return nil
+	}
+	return []byte(j)
+}

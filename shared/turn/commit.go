@@ -24,13 +24,16 @@ func (e *Engine) Commit(ctx context.Context, m contracts.Message) error {
 	if err := e.release(ctx, sub, true); err != nil {
 		return err
 	}
+	next := sub
+	next.Phase = contracts.PhaseCommitted
+	if err := e.ending(ctx, next); err != nil {
+		return err
+	}
 	// The end event is written before the terminal advance, so a reader
 	// that sees the record terminal and then reads events finds it.
 	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: "end/committed", Type: contracts.EventCommitted, Step: sub.Step, Text: sub.Result}); err != nil {
 		return err
 	}
-	next := sub
-	next.Phase = contracts.PhaseCommitted
 	if _, err := journal.Advance(ctx, e.Journal, sub, next, e.now()); lost(err) {
 		return nil
 	} else if err != nil {
@@ -78,6 +81,9 @@ func (e *Engine) Fail(ctx context.Context, sub contracts.Submission, reason stri
 }
 
 func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submission) error {
+	if err := e.ending(ctx, next); err != nil {
+		return err
+	}
 	if err := e.emit(ctx, contracts.Event{SubmissionID: cur.ID, Key: "end/failed", Type: contracts.EventFailed, Step: cur.Step, Text: next.Error, IsError: true}); err != nil {
 		return err
 	}
@@ -93,6 +99,17 @@ func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submissio
 		return err
 	}
 	return e.StartNext(ctx, done.SessionID)
+}
+
+// ending tells the Ending hook, if any, that sub is about to end.
+func (e *Engine) ending(ctx context.Context, sub contracts.Submission) error {
+	if e.Ending == nil {
+		return nil
+	}
+	if err := e.Ending(ctx, sub); err != nil {
+		return fmt.Errorf("ending submission %s: %w", sub.ID, err)
+	}
+	return nil
 }
 
 func (e *Engine) staleOr(err error, m contracts.Message) error {

@@ -38,9 +38,16 @@ type Deps struct {
 	Models     ModelResolver
 	Registry   contracts.ToolRegistry
 	Sandboxes  contracts.SandboxProvider
-	Clock      contracts.Clock
-	IDs        contracts.IDs
-	Log        *slog.Logger
+	// Workflows is given to tools (run_workflow); nil = not served.
+	Workflows contracts.WorkflowStarter
+	// Ending, when set, is told of every submission about to end (its
+	// terminal record, Phase set) before the end is written; an error
+	// retries the handler, so it must be idempotent. Workflows use it to
+	// record a node's result and wake its run.
+	Ending func(ctx context.Context, sub contracts.Submission) error
+	Clock  contracts.Clock
+	IDs    contracts.IDs
+	Log    *slog.Logger
 
 	Owner       string        // lease owner id of this process; each handler run leases as Owner/<random>
 	LeaseTTL    time.Duration // 0 = DefaultLeaseTTL

@@ -47,7 +47,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return fmt.Errorf("acquiring sandbox of session %s: %w", sess.ID, err)
 	}
-	ts, err := e.Registry.Bind(sess.Spec.Tools, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap})
+	ts, err := e.Registry.Bind(sess.Spec.Tools, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap, Workflows: e.Workflows})
 	if errors.Is(err, contracts.ErrInvalid) {
 		return e.Fail(ctx, sub, "tool_binding: "+err.Error())
 	}
@@ -60,6 +60,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 	}
 	results := make([]contracts.ToolResult, len(sub.ToolRequests))
 	var park []contracts.Approval
+	waiting := false // a call's work runs elsewhere (ErrPending): park until it ends
 	for i, call := range sub.ToolRequests {
 		if r := recs[call.ID].Result; r != nil {
 			results[i] = *r
@@ -77,6 +78,9 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 				results[i] = contracts.ToolResult{CallID: call.ID, Content: Interrupted, IsError: true}
 			} else if results[i], err = e.run(ctx, sub, ts, call); sandboxGone(ctx, err) {
 				results[i] = e.unavailable(ctx, sess, call, err)
+			} else if errors.Is(err, contracts.ErrPending) {
+				waiting = true
+				continue
 			} else if err != nil {
 				return err
 			}
@@ -88,7 +92,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 			results[i] = *recs2[call.ID].Result // first result written wins
 		}
 	}
-	if len(park) > 0 {
+	if len(park) > 0 || waiting {
 		return e.park(ctx, sub, park)
 	}
 	return e.recordTools(ctx, sub, results)
@@ -170,6 +174,7 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 		return contracts.ToolResult{}, err
 	}
 	call.EffectID = ids.Effect(sub.ID, sub.Step, call.ID)
+	call.SessionID, call.SubmissionID, call.Step = sub.SessionID, sub.ID, sub.Step
 	r, err := ts.Call(ctx, call)
 	if err != nil {
 		return r, fmt.Errorf("running call %s (%s): %w", call.ID, call.Name, err)
@@ -182,7 +187,9 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 }
 
 // park records pending approvals durably and releases the lease; the turn
-// waits for a decision (Decide) or the approval timeout (repair).
+// waits for a decision (Decide) or the approval timeout (repair), or for
+// the work a call started elsewhere (a workflow run wakes it when it ends;
+// repair re-drives it meanwhile, and the call finds it still running).
 func (e *Engine) park(ctx context.Context, sub contracts.Submission, pending []contracts.Approval) error {
 	next := sub
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
@@ -200,7 +207,7 @@ func (e *Engine) park(ctx context.Context, sub contracts.Submission, pending []c
 			return err
 		}
 	}
-	e.log().Info("turn parked for approval", "session_id", parked.SessionID, "submission_id", parked.ID, "step", parked.Step, "pending", len(pending))
+	e.log().Info("turn parked", "session_id", parked.SessionID, "submission_id", parked.ID, "step", parked.Step, "approvals_pending", len(pending))
 	return nil
 }
 

@@ -1,0 +1,227 @@
+// Package workflow drives workflow runs (DESIGN §7): a run's script is
+// evaluated — always in an isolate, never in this process — against the
+// node results known so far; every node it starts becomes a child turn in a
+// session of its own, created if absent; a child's end records the node's
+// result (first wins) and wakes the run; the run ends with the script's
+// value or failure, and wakes the tool call waiting for it, if any.
+//
+// Every step is a create-if-absent write under a deterministic id (node ids
+// from the run and the call's position, child sessions from the node,
+// child submissions by idempotency key), so a crashed or duplicated
+// evaluation repeats harmlessly: each node runs exactly once.
+//
+// # Usage
+//
+//	d := &workflow.Driver{Store: store, Engine: engine, Eval: isolate.Runner{…}, Queue: q, Clock: clock}
+//	run, err := d.Start(ctx, contracts.WorkflowRun{ID: id, WorkflowID: wf.ID, Script: wf.Script, Input: in})
+//	err = d.Handle(ctx, msg) // the workflow queue's handler
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/turn"
+)
+
+// DefaultMaxEvaluations bounds a run's evaluations (each is one wake-up).
+const DefaultMaxEvaluations = 10_000
+
+// Driver runs workflows on the engine's ports.
+type Driver struct {
+	Store  contracts.WorkflowStore
+	Engine *turn.Engine // sessions, submissions, queue, registry, clock
+	Eval   contracts.Evaluator
+	// DefaultModel is a node's model when its spec names none.
+	DefaultModel   string
+	MaxSteps       uint64 // Starlark steps per evaluation; 0 = the evaluator's default
+	MaxEvaluations int
+	Log            *slog.Logger
+}
+
+func (d *Driver) log() *slog.Logger {
+	if d.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Log
+}
+
+func (d *Driver) now() time.Time { return d.Engine.Clock.Now() }
+
+// Start creates run if absent (a repeat returns the existing run) and wakes
+// it. StartedAt (the script's now()) defaults to the clock.
+func (d *Driver) Start(ctx context.Context, run contracts.WorkflowRun) (contracts.WorkflowRun, error) {
+	if run.ID == "" || run.WorkflowID == "" {
+		return run, fmt.Errorf("starting run: empty id: %w", contracts.ErrInvalid)
+	}
+	if run.StartedAt.IsZero() {
+		run.StartedAt = d.now()
+	}
+	run.Status, run.UpdatedAt = contracts.RunRunning, d.now()
+	got, created, err := d.Store.CreateRun(ctx, run)
+	if err != nil {
+		return got, fmt.Errorf("starting run %s: %w", run.ID, err)
+	}
+	if created {
+		d.log().Info("workflow run started", "run_id", got.ID, "workflow_id", got.WorkflowID)
+	}
+	if got.Status.Terminal() {
+		return got, nil
+	}
+	return got, d.wake(ctx, got.ID, "start")
+}
+
+// StartRun implements contracts.WorkflowStarter for the run_workflow tool.
+func (d *Driver) StartRun(ctx context.Context, run contracts.WorkflowRun) (contracts.WorkflowRun, error) {
+	return d.Start(ctx, run)
+}
+
+// GetRun implements contracts.WorkflowStarter.
+func (d *Driver) GetRun(ctx context.Context, id string) (contracts.WorkflowRun, error) {
+	return d.Store.GetRun(ctx, id)
+}
+
+// wake sends the run a wake-up; the nonce names why, so duplicate wakes of
+// one cause collapse in the FIFO dedup window.
+func (d *Driver) wake(ctx context.Context, runID, why string) error {
+	m := contracts.Message{Kind: contracts.QueueWorkflow, SessionID: runID, SubmissionID: runID, Nonce: why}
+	if err := d.Engine.Queue.Send(ctx, contracts.QueueWorkflow, m); err != nil {
+		return fmt.Errorf("waking run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// Handle is the workflow queue's handler: a schedule firing starts its run;
+// a wake-up evaluates the run once.
+func (d *Driver) Handle(ctx context.Context, m contracts.Message) error {
+	if m.ScheduleID != "" {
+		return d.fire(ctx, m.ScheduleID, m.ScheduledAt)
+	}
+	run, err := d.Store.GetRun(ctx, m.SubmissionID)
+	if errors.Is(err, contracts.ErrNotFound) {
+		d.log().Warn("wake-up for unknown run", "run_id", m.SubmissionID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading run %s: %w", m.SubmissionID, err)
+	}
+	if run.Status.Terminal() {
+		return d.notifyParent(ctx, run) // a repeat: make sure the waiting call heard
+	}
+	return d.evaluate(ctx, run)
+}
+
+// Fire starts the run of schedule s at its scheduled time (the local
+// ticker's and EventBridge's firing): the run id derives from both, so a
+// duplicate firing is the same run.
+func (d *Driver) Fire(ctx context.Context, s contracts.Schedule, at time.Time) error {
+	run := contracts.WorkflowRun{ID: ids.ScheduledRun(s.ID, at), ScheduleID: s.ID, ScheduledAt: at.UTC(), Input: s.Input, StartedAt: at.UTC()}
+	wf, err := d.Store.GetWorkflow(ctx, s.WorkflowID)
+	if err != nil {
+		return fmt.Errorf("firing schedule %s: %w", s.ID, err)
+	}
+	run.WorkflowID, run.Script = wf.ID, wf.Script
+	_, err = d.Start(ctx, run)
+	return err
+}
+
+func (d *Driver) fire(ctx context.Context, scheduleID string, at time.Time) error {
+	if at.IsZero() {
+		d.log().Warn("schedule firing without a time: dropped", "schedule_id", scheduleID)
+		return nil
+	}
+	s, err := d.Store.GetSchedule(ctx, scheduleID)
+	if errors.Is(err, contracts.ErrNotFound) {
+		d.log().Warn("firing of unknown schedule: dropped", "schedule_id", scheduleID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return d.Fire(ctx, s, at)
+}
+
+// evaluate runs the script once against the known results and acts on
+// the outcome: start pending nodes, or end the run.
+func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun) error {
+	maxEval := d.MaxEvaluations
+	if maxEval <= 0 {
+		maxEval = DefaultMaxEvaluations
+	}
+	if run.Evaluations >= maxEval {
+		return d.finish(ctx, run, contracts.RunFailed, nil, fmt.Sprintf("evaluations_exhausted: %d evaluations", run.Evaluations))
+	}
+	results, err := d.results(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	if run.Evaluations > 0 && len(results) == run.ResultsSeen {
+		return nil // nothing new since the last evaluation: its nodes still run
+	}
+	resp, err := d.Eval.Evaluate(ctx, contracts.EvalRequest{
+		Script: run.Script, Input: run.Input, RunID: run.ID, Now: run.StartedAt, Results: results, MaxSteps: d.MaxSteps,
+	})
+	if err != nil {
+		return fmt.Errorf("evaluating run %s: %w", run.ID, err)
+	}
+	switch resp.Status {
+	case contracts.EvalDone:
+		return d.finish(ctx, run, contracts.RunSucceeded, resp.Value, "")
+	case contracts.EvalFailed:
+		return d.finish(ctx, run, contracts.RunFailed, nil, "script_failed: "+resp.Error)
+	case contracts.EvalPending:
+		for _, p := range resp.Pending {
+			if err := d.startNode(ctx, run, p); err != nil {
+				return err
+			}
+		}
+		next := run
+		next.Evaluations++
+		next.ResultsSeen = len(results)
+		next.UpdatedAt = d.now()
+		if _, err := d.Store.UpdateRun(ctx, next, run.Version); err != nil && !errors.Is(err, contracts.ErrConflict) {
+			return fmt.Errorf("recording evaluation of run %s: %w", run.ID, err)
+		}
+		return nil
+	}
+	return d.finish(ctx, run, contracts.RunFailed, nil, fmt.Sprintf("isolate_error: unknown evaluation status %q", resp.Status))
+}
+
+// finish ends the run (a conditional write: a lost race means another
+// evaluation ended it) and wakes the waiting tool call.
+func (d *Driver) finish(ctx context.Context, run contracts.WorkflowRun, status contracts.RunStatus, value json.RawMessage, reason string) error {
+	next := run
+	next.Status, next.Result, next.Error, next.UpdatedAt = status, value, reason, d.now()
+	next.Evaluations++
+	done, err := d.Store.UpdateRun(ctx, next, run.Version)
+	if errors.Is(err, contracts.ErrConflict) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ending run %s: %w", run.ID, err)
+	}
+	d.log().Info("workflow run ended", "run_id", done.ID, "status", done.Status, "error", done.Error)
+	return d.notifyParent(ctx, done)
+}
+
+// notifyParent wakes the submission whose run_workflow call waits for run.
+func (d *Driver) notifyParent(ctx context.Context, run contracts.WorkflowRun) error {
+	p := run.Parent
+	if p == nil {
+		return nil
+	}
+	sub, err := d.Engine.Journal.GetSubmission(ctx, p.SubmissionID)
+	if err != nil {
+		return fmt.Errorf("reading the submission waiting for run %s: %w", run.ID, err)
+	}
+	if sub.Phase != contracts.PhaseTools || sub.Step != p.Step {
+		return nil // it moved on already
+	}
+	return d.Engine.Enqueue(ctx, contracts.QueueTools, sub, "run:"+run.ID)
+}

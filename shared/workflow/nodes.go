@@ -1,0 +1,134 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
+)
+
+// resultOf is a finished child turn as its node's result.
+func resultOf(sub contracts.Submission) contracts.NodeResult {
+	if sub.Phase == contracts.PhaseCommitted {
+		return contracts.NodeResult{OK: true, Output: sub.Result}
+	}
+	reason := sub.Error
+	if reason == "" {
+		reason = string(sub.Phase)
+	}
+	return contracts.NodeResult{OK: false, Error: reason}
+}
+
+// results collects the run's known node results. A node whose child turn
+// ended without its result being recorded (the child's process died
+// between the two) is reconciled here: the child's record is the truth.
+func (d *Driver) results(ctx context.Context, runID string) (map[string]contracts.NodeResult, error) {
+	nodes, err := d.Store.ListNodes(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes of run %s: %w", runID, err)
+	}
+	out := make(map[string]contracts.NodeResult, len(nodes))
+	for _, n := range nodes {
+		if n.Result != nil {
+			out[n.ID] = *n.Result
+			continue
+		}
+		sub, ok, err := d.child(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || !sub.Phase.Terminal() {
+			continue
+		}
+		res := resultOf(sub)
+		if err := d.Store.SetNodeResult(ctx, runID, n.ID, res); err != nil {
+			return nil, fmt.Errorf("recording result of node %s: %w", n.ID, err)
+		}
+		out[n.ID] = res
+	}
+	return out, nil
+}
+
+// child returns the submission running node n, if it exists yet.
+func (d *Driver) child(ctx context.Context, n contracts.WorkflowNode) (contracts.Submission, bool, error) {
+	subs, err := d.Engine.Journal.ListSubmissions(ctx, n.SessionID, "", 1)
+	if err != nil {
+		return contracts.Submission{}, false, fmt.Errorf("reading the turn of node %s: %w", n.ID, err)
+	}
+	if len(subs) == 0 {
+		return contracts.Submission{}, false, nil
+	}
+	return subs[0], true, nil
+}
+
+// startNode records the node and starts its child turn, each step
+// create-if-absent. A node whose spec cannot run (no prompt, unknown model)
+// fails as a value the script sees, not as an error of the driver.
+func (d *Driver) startNode(ctx context.Context, run contracts.WorkflowRun, p contracts.PendingNode) error {
+	sid := ids.NodeSession(run.ID, p.ID)
+	node := contracts.WorkflowNode{RunID: run.ID, ID: p.ID, Seq: p.Seq, Key: p.Key, Spec: p.Spec, SessionID: sid, CreatedAt: d.now()}
+	if _, _, err := d.Store.PutNode(ctx, node); err != nil {
+		return fmt.Errorf("recording node %s of run %s: %w", p.ID, run.ID, err)
+	}
+	spec := d.sessionSpec(p.Spec)
+	if err := d.Engine.CheckModel(spec.Model); err != nil {
+		return d.nodeFailed(ctx, run.ID, p.ID, "invalid node: "+err.Error())
+	}
+	now := d.now()
+	_, err := d.Engine.Journal.CreateSession(ctx, contracts.Session{
+		ID: sid, Owner: "workflow:" + run.ID, Spec: spec, Workflow: &contracts.WorkflowRef{RunID: run.ID, NodeID: p.ID},
+		CreatedAt: now, UpdatedAt: now,
+	})
+	if err != nil && !errors.Is(err, contracts.ErrExists) {
+		return fmt.Errorf("creating the session of node %s: %w", p.ID, err)
+	}
+	if _, _, err := d.Engine.Accept(ctx, sid, p.Spec.Prompt, "node:"+p.ID); err != nil {
+		if errors.Is(err, contracts.ErrInvalid) || errors.Is(err, contracts.ErrTooLarge) {
+			return d.nodeFailed(ctx, run.ID, p.ID, "invalid node: "+err.Error())
+		}
+		return fmt.Errorf("starting the turn of node %s: %w", p.ID, err)
+	}
+	return nil
+}
+
+func (d *Driver) sessionSpec(n contracts.NodeSpec) contracts.SessionSpec {
+	spec := contracts.SessionSpec{Model: n.Model, System: n.System, Tools: n.Tools, Limits: n.Limits}
+	if spec.Model == "" {
+		spec.Model = d.DefaultModel
+	}
+	if spec.Tools == nil {
+		for _, def := range d.Engine.Registry.Definitions() {
+			if !def.OptIn {
+				spec.Tools = append(spec.Tools, contracts.ToolConfig{Name: def.Name})
+			}
+		}
+	}
+	return spec
+}
+
+func (d *Driver) nodeFailed(ctx context.Context, runID, nodeID, reason string) error {
+	if err := d.Store.SetNodeResult(ctx, runID, nodeID, contracts.NodeResult{OK: false, Error: reason}); err != nil {
+		return fmt.Errorf("recording result of node %s: %w", nodeID, err)
+	}
+	return d.wake(ctx, runID, "node:"+nodeID)
+}
+
+// Ending is the engine's hook (turn.Deps.Ending): when a node's turn is
+// about to end, record the node's result (first wins) and wake its run.
+// Turns of other sessions pass through.
+func (d *Driver) Ending(ctx context.Context, sub contracts.Submission) error {
+	sess, err := d.Engine.Journal.GetSession(ctx, sub.SessionID)
+	if err != nil {
+		return fmt.Errorf("reading session %s: %w", sub.SessionID, err)
+	}
+	ref := sess.Workflow
+	if ref == nil {
+		return nil
+	}
+	if err := d.Store.SetNodeResult(ctx, ref.RunID, ref.NodeID, resultOf(sub)); err != nil && !errors.Is(err, contracts.ErrNotFound) {
+		return fmt.Errorf("recording result of node %s: %w", ref.NodeID, err)
+	}
+	return d.wake(ctx, ref.RunID, "node:"+ref.NodeID)
+}
