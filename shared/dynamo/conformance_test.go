@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/conformance/journaltest"
 	"github.com/cairnrun/cairn/shared/conformance/storetest"
+	"github.com/cairnrun/cairn/shared/conformance/workflowtest"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -29,6 +30,21 @@ func TestStreamConformance(t *testing.T) {
 func TestEventsConformance(t *testing.T) {
 	s := env(t).store(t, Options{})
 	storetest.RunEvents(t, func(*testing.T) contracts.EventLog { return s })
+	workflowtest.Run(t, func(*testing.T) contracts.WorkflowStore { return s.Workflows() })
+}
+
+func TestWorkflowConformance(t *testing.T) {
+	s := env(t).store(t, Options{})
+	workflowtest.Run(t, func(*testing.T) contracts.WorkflowStore { return s.Workflows() })
+}
+
+// TestWorkflowConformanceSmallPages runs the workflow suite with Query
+// pages of 16 items, so ListNodes (250 nodes) and ListRuns follow
+// LastEvaluatedKey across many pages.
+func TestWorkflowConformanceSmallPages(t *testing.T) {
+	s := env(t).store(t, Options{})
+	s.pageSize = 16
+	workflowtest.Run(t, func(*testing.T) contracts.WorkflowStore { return s.Workflows() })
 }
 
 // TestConformanceSmallClaimCheck runs the suites again with a claim check
@@ -39,4 +55,5 @@ func TestConformanceSmallClaimCheck(t *testing.T) {
 	storetest.RunTranscript(t, func(*testing.T) contracts.TranscriptStore { return s })
 	storetest.RunStream(t, func(*testing.T) contracts.StreamStore { return s })
 	storetest.RunEvents(t, func(*testing.T) contracts.EventLog { return s })
+	workflowtest.Run(t, func(*testing.T) contracts.WorkflowStore { return s.Workflows() })
 }

@@ -1,5 +1,6 @@
 // Package dynamo is cairn's DynamoDB adapter: contracts.JournalStore,
-// TranscriptStore, StreamStore and EventLog on ONE table, with record bodies
+// TranscriptStore, StreamStore, EventLog and (Store.Workflows)
+// WorkflowStore on ONE table, with record bodies
 // above a threshold claim-checked into a contracts.BlobStore (S3 in
 // production, see package s3blob). It imports only contracts and the AWS
 // SDK; the AWS assembly uses it, the embedded one never does.
@@ -16,9 +17,9 @@
 // Table: pk (S, HASH) + sk (S, RANGE), on-demand. Indexes:
 //
 //   - gsi1 (global, sparse, projection ALL): gsi1pk (S, HASH) + gsi1sk (S,
-//     RANGE). Only sessions and NON-TERMINAL submissions carry gsi1pk, in
-//     one of 8 shards (fnv32a(id) % 8) so no single index partition is hot;
-//     a list queries the 8 shards concurrently and merges.
+//     RANGE). Only sessions, NON-TERMINAL submissions and schedules carry
+//     gsi1pk, in one of 8 shards (fnv32a(id) % 8) so no single index
+//     partition is hot; a list queries the 8 shards concurrently and merges.
 //   - lsi1 (local, sparse, projection ALL): pk + lsk (S, RANGE).
 //   - TTL on attribute ttl (epoch seconds): stream items and events, Options.TTL
 //     (default 7 days) after the write, by Options.Clock.
@@ -50,6 +51,24 @@
 //	stream chunk    STREAM#<key>     CHUNK#<seq:010>       body|blob, ttl                                    PutChunks (Put, attribute_not_exists, concurrent),
 //	                                                                                                         GetStream (Query pk, consistent)
 //	stream done     STREAM#<key>     DONE                  body|blob, ttl                                    Complete (Put, attribute_not_exists), GetStream
+//	workflow        WF#<wf>          WORKFLOW              body|blob                                         CreateWorkflow (Put, attribute_not_exists),
+//	                                                                                                         GetWorkflow (GetItem, consistent)
+//	run             RUN#<run>        RUN                   body|blob, version(N)                             CreateRun (Put, attribute_not_exists, ALL_OLD =
+//	                                                                                                         the existing run), GetRun (GetItem, consistent),
+//	                                                                                                         UpdateRun (Put, version = :expected, ALL_OLD)
+//	run pointer     WF#<wf>          RUN#<started_at UTC,  run                                               CreateRun (Put, attribute_not_exists, after the
+//	                                 ns, fixed width>#<run>                                                  run; again by every duplicate CreateRun),
+//	                                                                                                         ListRuns (Query descending, consistent, then
+//	                                                                                                         BatchGetItem of the runs, consistent)
+//	workflow node   RUN#<run>        NODE#<node>           body|blob (without the result), seq(N),           PutNode (Put, attribute_not_exists, ALL_OLD =
+//	                                                       lsk=NODE#<seq:010>#<node>,                        the existing node; keyed by id, so the same id
+//	                                                       once set: result|result_blob (the NodeResult)     at another seq is the same node),
+//	                                                                                                         SetNodeResult (Update, attribute_exists(pk) AND
+//	                                                                                                         attribute_not_exists(result|result_blob)),
+//	                                                                                                         ListNodes (lsi1 lsk begins_with NODE#, consistent)
+//	schedule        SCHED#<id>       SCHEDULE              body|blob, gsi1pk=SCHEDULES#<0-7>, gsi1sk=<id>    CreateSchedule (Put, attribute_not_exists),
+//	                                                                                                         GetSchedule (GetItem, consistent),
+//	                                                                                                         ListSchedules (gsi1, 8 shards, id order)
 //
 // Every Query follows LastEvaluatedKey until its limit is met.
 //
@@ -70,10 +89,11 @@
 //   - Terminal writes omit gsi1pk/gsi1sk, so the submission leaves the
 //     repair index; a phase change rewrites lsk.
 //   - Reads by key, ListSubmissions, ToolRecords, ListEvents and GetStream
-//     are strongly consistent (base table or LSI). ListSessions and
-//     ListUnfinished read the GSI and are eventually consistent: a session
-//     created a moment ago may be missing, a submission finished a moment
-//     ago may still be listed (its next conditional write tells).
+//     are strongly consistent (base table or LSI), and so are ListRuns and
+//     ListNodes. ListSessions, ListUnfinished and ListSchedules read the GSI
+//     and are eventually consistent: a session created a moment ago may be
+//     missing, a submission finished a moment ago may still be listed (its
+//     next conditional write tells).
 //   - AppendEvents reserves seqs with one ADD on the counter, then puts the
 //     events in order, each attribute_not_exists on EVT#<key>: a repeated
 //     key is a no-op and its reserved seq a gap; seqs are strictly
@@ -86,7 +106,8 @@
 //   - No transactions anywhere: each write is one conditional item write.
 //
 // Item collections (all items of one pk) are capped at 10 GB because of
-// lsi1: a session's submissions or a submission's events beyond that fail.
+// lsi1: a session's submissions, a submission's events or a run's nodes
+// beyond that fail.
 //
 // # Usage
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/cairnrun/cairn/shared/conformance/journaltest"
 	"github.com/cairnrun/cairn/shared/conformance/queuetest"
 	"github.com/cairnrun/cairn/shared/conformance/storetest"
+	"github.com/cairnrun/cairn/shared/conformance/workflowtest"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sqlite"
 )
@@ -93,4 +94,9 @@ func TestConformanceSharedStore(t *testing.T) {
 	storetest.RunStream(t, func(*testing.T) contracts.StreamStore { return s })
 	storetest.RunEvents(t, func(*testing.T) contracts.EventLog { return s })
 	storetest.RunBlob(t, func(*testing.T) contracts.BlobStore { return s })
+	workflowtest.Run(t, func(*testing.T) contracts.WorkflowStore { return s.Workflows() })
+}
+
+func TestWorkflowConformance(t *testing.T) {
+	workflowtest.Run(t, func(t *testing.T) contracts.WorkflowStore { return fresh(t).Workflows() })
 }

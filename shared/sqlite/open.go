@@ -180,6 +180,34 @@ CREATE TABLE IF NOT EXISTS queue_dedup (
 	sent_at  INTEGER NOT NULL,
 	PRIMARY KEY (queue, dedup_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS workflows (
+	id   TEXT PRIMARY KEY,
+	body BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS workflow_runs (
+	id          TEXT PRIMARY KEY,
+	workflow_id TEXT NOT NULL, -- fixed at creation, like started_at
+	version     INTEGER NOT NULL,
+	status      TEXT NOT NULL,
+	started_at  INTEGER NOT NULL,
+	updated_at  INTEGER NOT NULL,
+	body        BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS workflow_runs_list ON workflow_runs (workflow_id, started_at, id);
+CREATE TABLE IF NOT EXISTS workflow_nodes (
+	run_id TEXT NOT NULL,
+	id     TEXT NOT NULL,
+	seq    INTEGER NOT NULL,
+	body   BLOB NOT NULL, -- the node without its result
+	result BLOB,          -- set once: the first result wins
+	PRIMARY KEY (run_id, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS workflow_nodes_seq ON workflow_nodes (run_id, seq, id);
+CREATE TABLE IF NOT EXISTS schedules (
+	id          TEXT PRIMARY KEY,
+	workflow_id TEXT NOT NULL,
+	body        BLOB NOT NULL
+);
 `
 
 // migrate creates the schema idempotently under the write lock, so several

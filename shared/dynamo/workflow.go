@@ -1,0 +1,133 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// Workflow items (doc.go has the whole key schema):
+//
+//	workflow     WF#<wf>     WORKFLOW                      body|blob
+//	schedule     SCHED#<id>  SCHEDULE                      body|blob, gsi1pk=SCHEDULES#<0-7>, gsi1sk=<id>
+//	run          RUN#<run>   RUN                           body|blob, version
+//	run pointer  WF#<wf>     RUN#<started_at>#<run>        run
+//	node         RUN#<run>   NODE#<node>                   body|blob (no result), seq, lsk=NODE#<seq:010>#<node>,
+//	                                                       result|result_blob once set
+//
+// workflow_run.go and workflow_node.go hold the run and node operations.
+
+// Workflows is the Store's contracts.WorkflowStore: a view of the same
+// table, a type of its own because the transcript port already gives Store
+// a PutNode. Get it with Store.Workflows.
+type Workflows struct{ s *Store }
+
+var _ contracts.WorkflowStore = (*Workflows)(nil)
+
+// Workflows returns the WorkflowStore on s's table (and blob store).
+func (s *Store) Workflows() *Workflows { return &Workflows{s: s} }
+
+const (
+	skWorkflow = "WORKFLOW"
+	skSchedule = "SCHEDULE"
+)
+
+func workflowPK(id string) string { return "WF#" + id }
+func schedulePK(id string) string { return "SCHED#" + id }
+
+// CreateWorkflow stores wf, or returns ErrExists if its id is taken.
+func (w *Workflows) CreateWorkflow(ctx context.Context, wf contracts.Workflow) (contracts.Workflow, error) {
+	if wf.ID == "" {
+		return contracts.Workflow{}, fmt.Errorf("creating workflow: empty id: %w", contracts.ErrInvalid)
+	}
+	body, err := w.s.encode(ctx, wf)
+	if err == nil {
+		err = w.s.putNew(ctx, with(key(workflowPK(wf.ID), skWorkflow), body))
+	}
+	if err != nil {
+		return contracts.Workflow{}, fmt.Errorf("creating workflow %s: %w", wf.ID, err)
+	}
+	return wf, nil
+}
+
+// GetWorkflow returns the workflow (consistent read) or ErrNotFound.
+func (w *Workflows) GetWorkflow(ctx context.Context, id string) (contracts.Workflow, error) {
+	var wf contracts.Workflow
+	if err := w.s.getRecord(ctx, workflowPK(id), skWorkflow, &wf); err != nil {
+		return contracts.Workflow{}, fmt.Errorf("getting workflow %s: %w", id, err)
+	}
+	return wf, nil
+}
+
+// CreateSchedule stores sc, or returns ErrExists if its id is taken. The
+// item carries the sparse GSI keys that ListSchedules reads.
+func (w *Workflows) CreateSchedule(ctx context.Context, sc contracts.Schedule) (contracts.Schedule, error) {
+	if sc.ID == "" {
+		return contracts.Schedule{}, fmt.Errorf("creating schedule: empty id: %w", contracts.ErrInvalid)
+	}
+	body, err := w.s.encode(ctx, sc)
+	if err == nil {
+		err = w.s.putNew(ctx, with(key(schedulePK(sc.ID), skSchedule), body, item{
+			attrGSIPK: str("SCHEDULES#" + strconv.Itoa(shard(sc.ID))),
+			attrGSISK: str(sc.ID),
+		}))
+	}
+	if err != nil {
+		return contracts.Schedule{}, fmt.Errorf("creating schedule %s: %w", sc.ID, err)
+	}
+	return sc, nil
+}
+
+// GetSchedule returns the schedule (consistent read) or ErrNotFound.
+func (w *Workflows) GetSchedule(ctx context.Context, id string) (contracts.Schedule, error) {
+	var sc contracts.Schedule
+	if err := w.s.getRecord(ctx, schedulePK(id), skSchedule, &sc); err != nil {
+		return contracts.Schedule{}, fmt.Errorf("getting schedule %s: %w", id, err)
+	}
+	return sc, nil
+}
+
+// ListSchedules returns every schedule in id order, merged from the GSI's
+// SCHEDULES#0..7 partitions (eventually consistent: a schedule created a
+// moment ago may be missing).
+func (w *Workflows) ListSchedules(ctx context.Context) ([]contracts.Schedule, error) {
+	its, err := w.s.queryShards(ctx, "SCHEDULES#", 0, true)
+	if err != nil {
+		return nil, fmt.Errorf("listing schedules: %w", err)
+	}
+	out := make([]contracts.Schedule, len(its))
+	for i, it := range its {
+		if err := w.s.decode(ctx, it, &out[i]); err != nil {
+			return nil, fmt.Errorf("listing schedules: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// putNew puts it if no item has its key, else ErrExists.
+func (s *Store) putNew(ctx context.Context, it item) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: s.table, Item: it, ConditionExpression: new("attribute_not_exists(pk)"),
+	})
+	if _, ok := conditionFailed(err); ok {
+		return contracts.ErrExists
+	}
+	return err
+}
+
+// getRecord decodes the record of item (pk, sk), read consistently, into
+// v; ErrNotFound if there is no such item.
+func (s *Store) getRecord(ctx context.Context, pk, sk string, v any) error {
+	it, err := s.getItem(ctx, pk, sk)
+	if err != nil {
+		return err
+	}
+	if it == nil {
+		return contracts.ErrNotFound
+	}
+	return s.decode(ctx, it, v)
+}
