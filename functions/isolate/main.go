@@ -1,0 +1,19 @@
+// Command isolate is the workflow-script isolate as a Lambda: the same
+// evaluation as `cairn isolate`, in a function whose role allows nothing
+// and whose environment it empties on the first invocation.
+package main
+
+import (
+	"os"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/cairnrun/cairn/shared/isolate"
+)
+
+func main() {
+	mem, _ := strconv.Atoi(os.Getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"))
+	h := &isolate.LambdaHandler{Limits: isolate.Limits{MemoryMiB: mem}, ClearEnv: true}
+	lambda.Start(h.Handle)
+}
