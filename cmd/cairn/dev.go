@@ -50,7 +50,7 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 		*token = newToken()
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, SandboxKind: *kind, Sandboxd: []string{self, "sandboxd"}, Runtime: runtime.Config{
+	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, SandboxKind: *kind, Sandboxd: []string{self, "sandboxd"}, Isolate: []string{self, "isolate"}, Runtime: runtime.Config{
 		Token: *token, Log: log, StuckAfter: *stuck, RepairEvery: *repairEvery,
 	}})
 	if err != nil {

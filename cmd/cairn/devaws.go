@@ -61,6 +61,12 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 	}
 	cfg.SandboxDir, cfg.Token, cfg.Log = *sandboxes, *token, log
 	cfg.Env = []string{"PATH=" + lookup(env.Environ, "PATH")}
+	cfg.Getenv = env.getenv
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("locating the cairn binary (it runs the isolate): %w", err)
+	}
+	cfg.Workflows.Isolate = []string{self, "isolate"}
 	rt, err := awsbackend.New(ctx, cfg)
 	if err != nil {
 		return err
@@ -72,12 +78,13 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 		return fmt.Errorf("writing token file: %w", err)
 	}
 	h := &lambdaharness.Harness{Client: sqs.NewFromConfig(awsCfg), Log: log}
-	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit} {
+	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit, contracts.QueueWorkflow} {
 		h.Functions = append(h.Functions, lambdaharness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10,
-			Visibility: 30 * time.Second, Timeout: 5 * time.Minute, Handler: lambdafn.SQSHandler(rt.Engine.Handle, log)})
+			Visibility: 30 * time.Second, Timeout: 5 * time.Minute, Handler: lambdafn.SQSHandler(rt.Handle, log)})
 	}
 	background := func(ctx context.Context) {
 		go rt.RepairLoop(ctx, 10*time.Second)
+		go rt.ScheduleLoop(ctx, 10*time.Second) // no EventBridge locally: the store is the schedule
 		_ = h.Run(ctx)
 	}
 	return serve(ctx, *addr, apiGateway(lambdafn.APIHandler(rt.API)), "cairn dev (aws backend)", background, *token, *data)

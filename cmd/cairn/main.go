@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/cairnrun/cairn/shared/isolate"
 	"github.com/cairnrun/cairn/shared/sandboxd"
 )
 
@@ -26,6 +27,7 @@ usage:
   cairn approve  [--addr URL --token T | --data DIR] SESSION APPROVAL allow|deny [--reason TEXT]
   cairn sessions [--addr URL --token T | --data DIR]
   cairn show     [--addr URL --token T | --data DIR] SESSION [SUBMISSION]
+  cairn workflow run FILE.star [--input JSON] [--key K] [--addr URL --token T | --data DIR]
   cairn sandboxd --addr HOST:PORT --workspace DIR --state DIR [--idle-timeout D]   (needs SANDBOXD_TOKEN_SHA256)
 
 Environment: CAIRN_ADDR, CAIRN_TOKEN, CAIRN_DATA supply the flags' defaults.
@@ -52,6 +54,12 @@ func main() {
 		err = cmdSessions(ctx, env, args)
 	case "show":
 		err = cmdShow(ctx, env, args)
+	case "workflow":
+		err = cmdWorkflow(ctx, env, args)
+	case "isolate":
+		// Evaluates one workflow script: JSON on stdin and stdout, run by
+		// the workflow driver with an empty environment and tight limits.
+		os.Exit(isolate.Main(ctx, os.Stdin, os.Stdout, os.Stderr))
 	case "sandboxd":
 		// The same server as functions/sandboxd: `cairn dev --sandbox
 		// process` starts this binary as its sandboxes.

@@ -62,7 +62,7 @@ func (t *target) open(ctx context.Context, env envDefaults) (*client, func(), er
 		logf.Close()
 		return nil, nil, fmt.Errorf("locating the cairn binary (it runs sandboxd): %w", err)
 	}
-	rt, err := embedded.New(ctx, embedded.Config{DataDir: data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, Sandboxd: []string{self, "sandboxd"},
+	rt, err := embedded.New(ctx, embedded.Config{DataDir: data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, Sandboxd: []string{self, "sandboxd"}, Isolate: []string{self, "isolate"},
 		Runtime: runtime.Config{Log: slog.New(slog.NewJSONHandler(logf, nil)), DefaultModel: "scripted:plain"}})
 	if err != nil {
 		logf.Close()

@@ -20,5 +20,5 @@ func main() {
 		log.Error("starting", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(lambdafn.SQSHandler(rt.Engine.Handle, log))
+	lambda.Start(lambdafn.SQSHandler(rt.Handle, log))
 }

@@ -12,7 +12,7 @@
 //
 //	cfg, err := awsbackend.FromEnv(os.Getenv)
 //	rt, err := awsbackend.New(ctx, cfg)
-//	lambda.Start(lambdafn.SQSHandler(rt.Engine.Handle, log))
+//	lambda.Start(lambdafn.SQSHandler(rt.Handle, log))
 package awsbackend
 
 import (
@@ -72,6 +72,7 @@ type Config struct {
 	QueueURLs  map[string]string   // queue name ("model", "model-dlq", …) → URL
 	SandboxDir string              // local sandboxes (no Fargate settings, e.g. a local endpoint); default /tmp/cairn-sandboxes
 	Fargate    *Fargate            // sandboxes in ECS tasks; nil = local ones
+	Workflows  Workflows           // served with the workflow queue and an isolate
 	Getenv     func(string) string // resolves env: secret references; nil = none
 	LeaseTTL   time.Duration       // ≥ the phase functions' timeout; default 15m
 	Token      string              // API bearer token; empty behind an IAM/JWT authorizer
@@ -101,6 +102,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	c.Fargate = fg
+	c.Workflows = workflowsFromEnv(getenv, c.QueueURLs)
 	for _, k := range []string{EnvTable, EnvBucket} {
 		if getenv(k) == "" {
 			missing = append(missing, k)
@@ -201,7 +203,9 @@ func New(ctx context.Context, c Config) (*runtime.Runtime, error) {
 		Sandboxes: boxes, Registry: tools.NewRegistry(), Models: models,
 		Clock: clock, IDs: ids.New(clock),
 	}
-	return runtime.Assemble(ports, runtime.Config{Owner: "fn_" + randHex(6), Token: c.Token, LeaseTTL: lease, Log: c.Log, DefaultModel: def})
+	rc := runtime.Config{Owner: "fn_" + randHex(6), Token: c.Token, LeaseTTL: lease, Log: c.Log, DefaultModel: def}
+	workflowPorts(c, awsCfg, store, &ports, &rc)
+	return runtime.Assemble(ports, rc)
 }
 
 func randHex(n int) string {

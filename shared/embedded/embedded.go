@@ -30,6 +30,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/isolate"
 	"github.com/cairnrun/cairn/shared/model/providers"
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/placement"
@@ -58,6 +59,9 @@ type Config struct {
 	// arguments before its flags (`cairn sandboxd`: [cairn, "sandboxd"]).
 	// Without it only "local" is served.
 	Sandboxd []string
+	// Isolate, when set, serves workflows: the command that evaluates a
+	// script in a process of its own (`cairn isolate`: [cairn, "isolate"]).
+	Isolate []string
 	// Getenv, when set, configures the real model providers (anthropic,
 	// openai, bedrock) from the environment (shared/model/providers);
 	// without it only "scripted" is served.
@@ -118,6 +122,9 @@ func New(ctx context.Context, cfg Config) (*runtime.Runtime, error) {
 		Sandboxes: sandboxes,
 		Registry:  tools.NewRegistry(), Models: models, Clock: clock, IDs: ids.New(clock),
 		Close: func() error { return errors.Join(closeSandboxes(), store.Close(), lock.Close()) },
+	}
+	if len(cfg.Isolate) > 0 {
+		ports.Workflows, ports.Evaluator = store.Workflows(), &isolate.Runner{Command: cfg.Isolate}
 	}
 	rc := cfg.Runtime
 	rc.Owner = "boot_" + randHex(6)

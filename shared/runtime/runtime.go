@@ -23,9 +23,11 @@ import (
 	"github.com/cairnrun/cairn/shared/api"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/repair"
+	"github.com/cairnrun/cairn/shared/schedule"
 	"github.com/cairnrun/cairn/shared/turn"
 	"github.com/cairnrun/cairn/shared/worker"
 	"github.com/cairnrun/cairn/shared/workflow"
+	"github.com/cairnrun/cairn/shared/workflow/script"
 )
 
 // Ports are what a backend provides. Plain fields: a test swaps one.
@@ -152,13 +154,15 @@ func (rt *Runtime) resolve(model string) (contracts.ModelClient, string, error) 
 	return c, name, nil
 }
 
-// Serve runs the queue workers and the repair ticker until ctx ends.
+// Serve runs the queue workers, the repair ticker and (with workflows and
+// no external scheduler) the schedule ticker until ctx ends.
 func (rt *Runtime) Serve(ctx context.Context) {
 	every := rt.RepairEvery
 	if every <= 0 {
 		every = 5 * time.Second
 	}
 	go rt.RepairLoop(ctx, every)
+	go rt.ScheduleLoop(ctx, every)
 	rt.Workers.Run(ctx)
 }
 
@@ -194,5 +198,25 @@ func (rt *Runtime) workflowAPI() api.WorkflowConfig {
 	if rt.Driver == nil {
 		return api.WorkflowConfig{}
 	}
-	return api.WorkflowConfig{Store: rt.Workflows, Runs: rt.Driver, IDs: rt.IDs, Scheduler: rt.Scheduler}
+	return api.WorkflowConfig{
+		Store: rt.Workflows, Runs: rt.Driver, IDs: rt.IDs, Scheduler: rt.Scheduler,
+		CheckScript: script.Check,
+		CheckSchedule: func(expr string) error {
+			_, err := schedule.Parse(expr)
+			return err
+		},
+	}
+}
+
+// ScheduleLoop fires the store's schedules from this process (the local
+// stand-in for EventBridge Scheduler) until ctx ends; without workflows,
+// or with an external scheduler, it returns at once.
+func (rt *Runtime) ScheduleLoop(ctx context.Context, every time.Duration) {
+	if rt.Driver == nil || rt.Scheduler != nil {
+		return
+	}
+	t := &schedule.Ticker{List: rt.Workflows.ListSchedules, Fire: rt.Driver.Fire, Clock: rt.Clock, Log: rt.Log}
+	if err := t.Run(ctx, every); err != nil && ctx.Err() == nil {
+		rt.Log.Error("schedule ticker stopped", "error", err)
+	}
 }

@@ -21,7 +21,7 @@ import (
 const dlqRetention = "1209600"
 
 // CreateQueues creates, idempotently, the FIFO queues
-// <prefix>-<name>.fifo for the model, tools and commit queues, each with a
+// <prefix>-<name>.fifo for the model, tools, commit and workflow queues, each with a
 // dead-letter queue <prefix>-<name>-dlq.fifo that receives a message after
 // maxReceives receives (RedrivePolicy). visibility is the queues' default
 // visibility timeout. A queue that exists with other attributes is updated
@@ -31,7 +31,7 @@ const dlqRetention = "1209600"
 // SQS limits a queue name to 80 characters, so prefix may have at most 64.
 func CreateQueues(ctx context.Context, client *sqs.Client, prefix string, maxReceives int, visibility time.Duration) (map[string]string, error) {
 	urls := map[string]string{}
-	for _, name := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit} {
+	for _, name := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit, contracts.QueueWorkflow} {
 		url, dlqURL, err := createPair(ctx, client, prefix+"-"+name, maxReceives, visibility)
 		if err != nil {
 			return nil, err

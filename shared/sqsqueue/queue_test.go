@@ -117,8 +117,8 @@ func TestCreateQueuesIdempotent(t *testing.T) {
 			deleteQueues(c, u)
 		}
 	})
-	if len(first) != 6 {
-		t.Fatalf("CreateQueues returned %v, want 6 queues", first)
+	if len(first) != 8 {
+		t.Fatalf("CreateQueues returned %v, want 8 queues", first)
 	}
 	for _, name := range []string{"model", "tools", "commit"} {
 		for _, key := range []string{name, contracts.DLQ(name)} {

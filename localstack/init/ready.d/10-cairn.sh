@@ -20,11 +20,11 @@ awslocal dynamodb update-time-to-live --table-name "$TABLE" \
 	--time-to-live-specification Enabled=true,AttributeName=ttl >/dev/null 2>&1 || true
 awslocal s3 mb "s3://$BUCKET" >/dev/null 2>&1 || echo "bucket $BUCKET exists"
 
-for q in model tools commit; do
+for q in model tools commit workflow; do
 	dlq_url=$(awslocal sqs create-queue --queue-name "$PREFIX-$q-dlq.fifo" \
 		--attributes FifoQueue=true,VisibilityTimeout="$VISIBILITY" --query QueueUrl --output text)
 	dlq_arn=$(awslocal sqs get-queue-attributes --queue-url "$dlq_url" --attribute-names QueueArn --query Attributes.QueueArn --output text)
 	awslocal sqs create-queue --queue-name "$PREFIX-$q.fifo" --attributes \
 		"{\"FifoQueue\":\"true\",\"VisibilityTimeout\":\"$VISIBILITY\",\"RedrivePolicy\":\"{\\\"deadLetterTargetArn\\\":\\\"$dlq_arn\\\",\\\"maxReceiveCount\\\":\\\"$MAX_RECEIVES\\\"}\"}" >/dev/null
 done
-echo "cairn resources ready: table $TABLE, bucket $BUCKET, queues $PREFIX-{model,tools,commit}[-dlq].fifo"
+echo "cairn resources ready: table $TABLE, bucket $BUCKET, queues $PREFIX-{model,tools,commit,workflow}[-dlq].fifo"

@@ -50,6 +50,13 @@ var scenarios = map[string][]step{
 		{text: "Running your prompt as a command.", calls: []call{{"bash", map[string]any{"command": "{prompt}"}}}},
 		{text: "The command finished."},
 	},
+	"workflow": {
+		{text: "I'll fan this out to three sub-agents with a workflow.", calls: []call{{"run_workflow", map[string]any{
+			"script": "def main(input):\n    rs = wait([start(\"part \" + p, model=\"scripted:plain\", key=p) for p in input[\"parts\"]])\n    return [r.output for r in rs]\n",
+			"input":  map[string]any{"parts": []any{"a", "b", "c"}},
+		}}}},
+		{text: "The workflow finished; its sub-agents answered."},
+	},
 	"bench": {
 		{text: "Looking.", calls: []call{{"list_dir", map[string]any{"path": "."}}}},
 		{text: "Done."},
