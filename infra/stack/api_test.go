@@ -1,0 +1,138 @@
+package stack_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/cairnrun/cairn/infra/stack"
+)
+
+// routes returns the template's API routes.
+func routes(tp *tmpl) []map[string]any {
+	var out []map[string]any
+	for _, id := range tp.ofType("AWS::ApiGatewayV2::Route") {
+		out = append(out, tp.props(id))
+	}
+	return out
+}
+
+// By default every route requires IAM (SigV4) authorization and goes to
+// the api function.
+func TestAPIDefaultAuthorizationIsIAM(t *testing.T) {
+	dev, _, local := stacks(t)
+	for _, tp := range []*tmpl{dev, local} {
+		rs := routes(tp)
+		if len(rs) == 0 {
+			t.Fatalf("%s: no routes", tp.name)
+		}
+		for _, r := range rs {
+			if r["AuthorizationType"] != "AWS_IAM" {
+				t.Errorf("%s route %v: AuthorizationType %v, want AWS_IAM", tp.name, r["RouteKey"], r["AuthorizationType"])
+			}
+		}
+		integ := tp.ofType("AWS::ApiGatewayV2::Integration")
+		if len(integ) != 1 || !refersTo(tp.props(integ[0])["IntegrationUri"], tp.id(tp.s.Functions[stack.FnAPI])) ||
+			tp.props(integ[0])["PayloadFormatVersion"] != "2.0" {
+			t.Errorf("%s: integrations %v, want one v2.0 to the api function", tp.name, integ)
+		}
+	}
+}
+
+// With an issuer and audience, the routes use a JWT authorizer instead.
+func TestAPIJWTAuthorizerWhenConfigured(t *testing.T) {
+	_, prod, _ := stacks(t)
+	must(t, "jwt authorizer", func() {
+		prod.a.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Authorizer"), map[string]any{
+			"AuthorizerType": "JWT",
+			"JwtConfiguration": map[string]any{
+				"Issuer": jwtIssuer, "Audience": []any{jwtAudience},
+			},
+		})
+	})
+	auth := prod.ofType("AWS::ApiGatewayV2::Authorizer")
+	for _, r := range routes(prod) {
+		if r["AuthorizationType"] != "JWT" || len(auth) != 1 || js(r["AuthorizerId"]) != ref(auth[0]) {
+			t.Errorf("prod route %v: AuthorizationType %v authorizer %s", r["RouteKey"], r["AuthorizationType"], js(r["AuthorizerId"]))
+		}
+	}
+}
+
+// The API's stage throttles every route.
+func TestAPIThrottling(t *testing.T) {
+	for _, tp := range all(t) {
+		stages := tp.ofType("AWS::ApiGatewayV2::Stage")
+		if len(stages) != 1 {
+			t.Fatalf("%s: stages %v", tp.name, stages)
+		}
+		rs := obj(tp.props(stages[0])["DefaultRouteSettings"])
+		if num(rs["ThrottlingRateLimit"]) <= 0 || num(rs["ThrottlingBurstLimit"]) <= 0 {
+			t.Errorf("%s stage: DefaultRouteSettings %s, want rate and burst limits", tp.name, js(rs))
+		}
+	}
+}
+
+// repair runs on an EventBridge rule every minute.
+func TestRepairRunsEveryMinute(t *testing.T) {
+	for _, tp := range all(t) {
+		rules := tp.ofType("AWS::Events::Rule")
+		if len(rules) != 1 {
+			t.Fatalf("%s: rules %v", tp.name, rules)
+		}
+		p := tp.props(rules[0])
+		targets := list(p["Targets"])
+		if p["ScheduleExpression"] != "rate(1 minute)" || p["State"] != "ENABLED" || len(targets) != 1 ||
+			js(obj(targets[0])["Arn"]) != getAtt(tp.id(tp.s.Functions[stack.FnRepair]), "Arn") {
+			t.Errorf("%s repair rule %s", tp.name, js(p))
+		}
+	}
+}
+
+// The role EventBridge Scheduler assumes may only send to the workflow
+// queue, and only the scheduler service (of this account) may assume it.
+func TestSchedulerRoleOnlySendsToWorkflowQueue(t *testing.T) {
+	for _, tp := range all(t) {
+		role := tp.id(tp.s.SchedulerRole)
+		sts := tp.statements(role)
+		if len(sts) != 1 || js(sts[0].Actions) != `["sqs:SendMessage"]` ||
+			js(sts[0].Resources) != js([]string{getAtt(tp.id(tp.s.Queues[stack.QueueWorkflow]), "Arn")}) {
+			t.Errorf("%s scheduler role statements %s", tp.name, js(sts))
+		}
+		trust := list(obj(tp.props(role)["AssumeRolePolicyDocument"])["Statement"])
+		if len(trust) != 1 || js(obj(obj(trust[0])["Principal"])["Service"]) != `"scheduler.amazonaws.com"` ||
+			!strings.Contains(js(obj(trust[0])["Condition"]), "aws:SourceAccount") {
+			t.Errorf("%s scheduler role trust %s", tp.name, js(trust))
+		}
+		if g := tp.props(tp.id(tp.s.SchedulerGroup)); g["Name"] != tp.s.Props.Prefix {
+			t.Errorf("%s schedule group %s", tp.name, js(g))
+		}
+	}
+}
+
+// The api manages schedules only in its group and passes only the
+// scheduler role, only to the scheduler.
+func TestAPIManagesSchedulesOnlyInItsGroup(t *testing.T) {
+	for _, tp := range all(t) {
+		var saw bool
+		for _, s := range tp.statements(tp.id(tp.s.Roles[stack.FnAPI])) {
+			switch {
+			case strings.HasPrefix(s.Actions[0], "scheduler:"):
+				saw = true
+				for _, r := range s.Resources {
+					if !strings.Contains(r, ":schedule/") || !strings.Contains(r, ref(tp.id(tp.s.SchedulerGroup))) || !strings.HasSuffix(r, `/*"]]}`) {
+						t.Errorf("%s api: %v on %s, want schedule/<group>/*", tp.name, s.Actions, r)
+					}
+				}
+			case s.has("iam:PassRole"):
+				if js(s.Resources) != js([]string{getAtt(tp.id(tp.s.SchedulerRole), "Arn")}) ||
+					!strings.Contains(js(s.Condition), `"iam:PassedToService":"scheduler.amazonaws.com"`) {
+					t.Errorf("%s api: PassRole %s %s", tp.name, js(s.Resources), js(s.Condition))
+				}
+			}
+		}
+		if !saw {
+			t.Errorf("%s api: no scheduler permissions", tp.name)
+		}
+	}
+}

@@ -1,0 +1,219 @@
+package stack
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// fnSpec is one function's size and, for the SQS-fed ones, its event
+// source mapping.
+type fnSpec struct {
+	memory  int // MB
+	timeout int // seconds
+	queue   string
+	batch   int // records per invocation
+	maxConc int // the event source's maximum concurrency (2..1000)
+	about   string
+}
+
+// specs: memory is small because every runtime function mostly waits (on
+// the model, a sandbox, DynamoDB) and Lambda bills the waiting by memory
+// size (docs/DEPLOY.md); the isolate gets more, its scripts' memory limit
+// derives from it. Timeouts follow the work. model streams one step (a long answer
+// takes minutes); tools may wait for a Fargate task to start (≤ 2 min) and
+// run a command (≤ 10 min); commit and workflow only write records (the
+// driver also waits for the isolate, ≤ 30 s). model and tools take one
+// record per invocation (each is long; parallelism comes from concurrency);
+// commit and workflow batch.
+var specs = map[string]fnSpec{
+	FnAPI:      {memory: 256, timeout: 29, about: "HTTP API (API Gateway HTTP API v2 events)"},
+	FnModel:    {memory: 256, timeout: 600, queue: QueueModel, batch: 1, maxConc: 20, about: "model phase: one streamed model step"},
+	FnTools:    {memory: 256, timeout: 900, queue: QueueTools, batch: 1, maxConc: 20, about: "tools phase: tool calls in the session's Fargate sandbox"},
+	FnCommit:   {memory: 256, timeout: 60, queue: QueueCommit, batch: 10, maxConc: 10, about: "commit phase: moves the session head, starts the next turn"},
+	FnRepair:   {memory: 256, timeout: 60, about: "repair, every minute: re-drives stuck submissions, drains the DLQs"},
+	FnWorkflow: {memory: 256, timeout: 120, queue: QueueWorkflow, batch: 5, maxConc: 10, about: "workflow driver: evaluates runs through the isolate, starts nodes"},
+	FnIsolate:  {memory: 512, timeout: 30, about: "workflow script isolate: no permissions, no environment"},
+}
+
+// leaseTTL is CAIRN_LEASE_TTL_SECONDS: at least the longest timeout of a
+// phase function, so a lease never lapses while its holder may still run.
+func leaseTTL() int {
+	ttl := 0
+	for _, q := range Queues {
+		ttl = max(ttl, specs[consumerOf(q)].timeout)
+	}
+	return ttl
+}
+
+// addFunctions creates every function with its role and log group: the
+// isolate first (the workflow driver names it), then the runtime's.
+func (s *Stack) addFunctions() {
+	// The isolate: no environment at all, a role that can only write its
+	// own logs, outside the VPC (a VPC would need ENI permissions on its
+	// role), and reserved concurrency so scripts cannot starve the runtime.
+	iso := s.function(FnIsolate, nil, false, s.Props.IsolateConcurrency)
+
+	common := s.commonEnv()
+	// Every runtime function assembles the workflow driver (api: the
+	// workflow routes; tools: run_workflow; any phase: a node's turn ending
+	// records its result) — which awsbackend does only when it knows the
+	// isolate. Only the workflow function may invoke it (policies.go).
+	common[EnvIsolateFunction] = iso.FunctionName()
+	env := func(extra ...map[string]*string) map[string]*string {
+		m := map[string]*string{}
+		for k, v := range common {
+			m[k] = v
+		}
+		for _, e := range extra {
+			for k, v := range e {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	keys, sandbox := s.modelKeyEnv(), s.sandboxEnv()
+	// api: creates sessions (checks the model and the sandbox spec there,
+	// which resolves keys) and schedules.
+	s.function(FnAPI, env(keys, sandbox, map[string]*string{
+		EnvSchedulerGroup:   s.SchedulerGroup.Ref(),
+		EnvSchedulerRoleARN: s.SchedulerRole.RoleArn(),
+		EnvWorkflowQueueARN: s.Queues[QueueWorkflow].QueueArn(),
+	}), false, 0)
+	s.function(FnModel, env(keys), false, 0)
+	if s.Sandbox != nil {
+		s.function(FnTools, env(sandbox), true, 0)
+	} else {
+		s.function(FnTools, env(map[string]*string{EnvSandboxDir: jsii.String("/tmp/cairn-sandboxes")}), false, 0)
+	}
+	s.function(FnCommit, env(), false, 0)
+	s.function(FnRepair, env(), false, 0)
+	// workflow: creates the nodes' sessions (checking their model, which
+	// resolves keys) and invokes the isolate.
+	s.function(FnWorkflow, env(keys), false, 0)
+}
+
+// commonEnv is what awsbackend.FromEnv requires of every runtime function.
+func (s *Stack) commonEnv() map[string]*string {
+	m := map[string]*string{
+		EnvTable:        s.Table.TableName(),
+		EnvBucket:       s.Bucket.BucketName(),
+		EnvLeaseTTL:     jsii.String(strconv.Itoa(leaseTTL())),
+		EnvDefaultModel: jsii.String(s.Props.DefaultModel),
+	}
+	for name, q := range s.Queues {
+		m[QueueEnv(name)] = q.QueueUrl()
+	}
+	return m
+}
+
+// modelKeyEnv: references (ARNs) to the model API keys, when configured.
+func (s *Stack) modelKeyEnv() map[string]*string {
+	m := map[string]*string{}
+	if s.Props.AnthropicKeyARN != "" {
+		m[EnvAnthropicKey] = jsii.String(s.Props.AnthropicKeyARN)
+	}
+	if s.Props.OpenAIKeyARN != "" {
+		m[EnvOpenAIKey] = jsii.String(s.Props.OpenAIKeyARN)
+	}
+	return m
+}
+
+// sandboxEnv: the Fargate settings (awsbackend's CAIRN_SANDBOX_*); none
+// without Fargate sandboxes.
+func (s *Stack) sandboxEnv() map[string]*string {
+	b := s.Sandbox
+	if b == nil {
+		return nil
+	}
+	var subnets []string
+	for _, sn := range *b.Vpc.IsolatedSubnets() {
+		subnets = append(subnets, *sn.SubnetId())
+	}
+	return map[string]*string{
+		EnvSandboxCluster:        b.Cluster.ClusterName(),
+		EnvSandboxTaskDefinition: b.Task.TaskDefinitionArn(),
+		EnvSandboxContainer:      jsii.String(SandboxContainer),
+		EnvSandboxSubnets:        jsii.String(strings.Join(subnets, ",")),
+		EnvSandboxSecurityGroups: b.TaskSG.SecurityGroupId(),
+		EnvSandboxKeySecret:      b.Key.SecretArn(),
+		EnvSandboxIdle:           jsii.String(strconv.Itoa(SandboxIdleSeconds)),
+	}
+}
+
+// function creates one function from Assets/<name>/bootstrap: arm64,
+// provided.al2023, JSON logs into a log group of its own with the stage's
+// retention, and a role of its own that starts with nothing but writing
+// those logs (no managed policies: the basic execution policy would allow
+// every log group). inVPC places it in the sandbox VPC's isolated subnets;
+// reserved > 0 reserves that much concurrency.
+func (s *Stack) function(name string, env map[string]*string, inVPC bool, reserved int) awslambda.Function {
+	spec := specs[name]
+	id := title(name)
+	logs := awslogs.NewLogGroup(s.Stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
+		LogGroupName:  jsii.String("/" + s.Props.Prefix + "/" + name),
+		Retention:     s.settings().logRetention,
+		RemovalPolicy: s.settings().removal,
+	})
+	role := awsiam.NewRole(s.Stack, jsii.String(id+"Role"), &awsiam.RoleProps{
+		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
+		Description: jsii.String("cairn " + name + " function"),
+	})
+	role.AddToPrincipalPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       jsii.String("OwnLogs"),
+		Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+		Resources: jsii.Strings(*logs.LogGroupArn()),
+	}))
+	props := &awslambda.FunctionProps{
+		Description:           jsii.String("cairn " + spec.about),
+		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:          awslambda.Architecture_ARM_64(),
+		Handler:               jsii.String("bootstrap"),
+		Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(s.Props.Assets, name)), nil),
+		MemorySize:            jsii.Number(float64(spec.memory)),
+		Timeout:               awscdk.Duration_Seconds(jsii.Number(float64(spec.timeout))),
+		Role:                  role,
+		LogGroup:              logs,
+		LoggingFormat:         awslambda.LoggingFormat_JSON,
+		ApplicationLogLevelV2: awslambda.ApplicationLogLevel_INFO,
+		SystemLogLevelV2:      awslambda.SystemLogLevel_WARN,
+		Tracing:               awslambda.Tracing_DISABLED,
+	}
+	if env != nil {
+		props.Environment = &env
+	}
+	if reserved > 0 {
+		props.ReservedConcurrentExecutions = jsii.Number(float64(reserved))
+	}
+	if inVPC {
+		props.Vpc = s.Sandbox.Vpc
+		props.VpcSubnets = &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED}
+		props.SecurityGroups = &[]awsec2.ISecurityGroup{s.Sandbox.ToolsSG}
+	}
+	fn := awslambda.NewFunction(s.Stack, jsii.String(id+"Function"), props)
+	s.Functions[name], s.Roles[name], s.LogGroups[name] = fn, role, logs
+	return fn
+}
+
+// addEventSources feeds each SQS queue to its function, reporting batch
+// item failures (lambdafn.SQSHandler returns them: the failed record and
+// every later one of its FIFO batch) with a bounded concurrency.
+func (s *Stack) addEventSources() {
+	for _, q := range Queues {
+		name := consumerOf(q)
+		spec := specs[name]
+		s.Functions[name].AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queues[q], &awslambdaeventsources.SqsEventSourceProps{
+			BatchSize:               jsii.Number(float64(spec.batch)),
+			MaxConcurrency:          jsii.Number(float64(spec.maxConc)),
+			ReportBatchItemFailures: jsii.Bool(true),
+		}))
+	}
+}

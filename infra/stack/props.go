@@ -1,0 +1,156 @@
+package stack
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+)
+
+// Stage chooses removal policies, deletion protection, log retention and
+// how many AZs carry the interface VPC endpoints.
+type Stage string
+
+const (
+	Dev  Stage = "dev"
+	Prod Stage = "prod"
+)
+
+// Where session sandboxes run.
+const (
+	// SandboxesFargate: sandboxd in a Fargate task per session, in a VPC
+	// without NAT (the production shape).
+	SandboxesFargate = "fargate"
+	// SandboxesLambda: no VPC, no ECS; tools run in directories inside the
+	// tools function, next to its credentials. Only for LocalStack
+	// (`make deploy-local`), whose free edition has no ECS.
+	SandboxesLambda = "lambda"
+)
+
+// Props configure the stack. Zero values take the stage's defaults.
+type Props struct {
+	awscdk.StackProps
+	Stage  Stage  // dev (default) or prod
+	Prefix string // resource names: "<prefix>-model.fifo", the schedule group, log groups; default "cairn-<stage>"
+
+	// Assets is the directory holding <fn>/bootstrap for every function
+	// (`make functions` writes ../dist). Tests point it at placeholders.
+	Assets string
+	// ImageContext is the build context of the sandboxd image (the repo
+	// root: the Dockerfile is functions/sandboxd/Dockerfile and copies
+	// dist/sandboxd/bootstrap). Synthesis only stages it; the CLI builds it.
+	ImageContext string
+	// SandboxImage, when set, is used instead of building the image (a
+	// public image reference, e.g. for a machine without Docker).
+	SandboxImage string
+	Sandboxes    string // SandboxesFargate (default) or SandboxesLambda
+
+	JWTIssuer, JWTAudience string // both set: a JWT authorizer instead of IAM
+	AlarmEmail             string // set: an SNS topic with this subscription is every alarm's action
+	// Model API keys: full Secrets Manager ARNs (with the random suffix);
+	// only the functions that resolve keys may read them.
+	AnthropicKeyARN, OpenAIKeyARN string
+	DefaultModel                  string // default DefaultModel
+
+	EndpointAZs        int     // AZs with interface endpoints; default dev 1, prod 2
+	IsolateConcurrency int     // reserved concurrency of the isolate; default 10
+	ThrottleRate       float64 // API requests per second (steady); default 50
+	ThrottleBurst      int     // API burst; default 100
+}
+
+// withDefaults fills the zero values and checks the rest.
+func (p Props) withDefaults() (Props, error) {
+	if p.Stage == "" {
+		p.Stage = Dev
+	}
+	if p.Stage != Dev && p.Stage != Prod {
+		return p, fmt.Errorf("stage %q: want dev or prod", p.Stage)
+	}
+	if p.Prefix == "" {
+		p.Prefix = "cairn-" + string(p.Stage)
+	}
+	if p.Sandboxes == "" {
+		p.Sandboxes = SandboxesFargate
+	}
+	if p.Sandboxes != SandboxesFargate && p.Sandboxes != SandboxesLambda {
+		return p, fmt.Errorf("sandboxes %q: want %s or %s", p.Sandboxes, SandboxesFargate, SandboxesLambda)
+	}
+	if (p.JWTIssuer == "") != (p.JWTAudience == "") {
+		return p, fmt.Errorf("a JWT authorizer needs both jwtIssuer and jwtAudience")
+	}
+	for _, arn := range []string{p.AnthropicKeyARN, p.OpenAIKeyARN} {
+		if arn != "" && !strings.HasPrefix(arn, "arn:aws:secretsmanager:") {
+			return p, fmt.Errorf("model key %q: want a Secrets Manager ARN", arn)
+		}
+	}
+	if p.DefaultModel == "" {
+		p.DefaultModel = DefaultModel
+	}
+	if p.EndpointAZs == 0 {
+		p.EndpointAZs = map[Stage]int{Dev: 1, Prod: 2}[p.Stage]
+	}
+	if p.EndpointAZs < 1 || p.EndpointAZs > maxAZs {
+		return p, fmt.Errorf("endpointAzs %d: want 1..%d", p.EndpointAZs, maxAZs)
+	}
+	if p.IsolateConcurrency == 0 {
+		p.IsolateConcurrency = 10
+	}
+	if p.ThrottleRate == 0 {
+		p.ThrottleRate = 50
+	}
+	if p.ThrottleBurst == 0 {
+		p.ThrottleBurst = 100
+	}
+	if p.Assets == "" {
+		p.Assets = filepath.Join("..", "dist")
+	}
+	if p.ImageContext == "" {
+		p.ImageContext = ".."
+	}
+	for _, fn := range Functions {
+		if _, err := os.Stat(filepath.Join(p.Assets, fn, "bootstrap")); err != nil {
+			return p, fmt.Errorf("function %s: %w (run `make functions` first)", fn, err)
+		}
+	}
+	if p.Sandboxes == SandboxesFargate && p.SandboxImage == "" {
+		for _, f := range []string{sandboxDockerfile, sandboxBinary} {
+			if _, err := os.Stat(filepath.Join(p.ImageContext, f)); err != nil {
+				return p, fmt.Errorf("sandbox image: %w (run `make functions` first, or set sandboxImage)", err)
+			}
+		}
+	}
+	return p, nil
+}
+
+// FromContext reads Props from CDK context values (`cdk -c key=value`, or
+// `go run . key=value`); get returns "" for an absent key.
+func FromContext(get func(key string) string) (Props, error) {
+	p := Props{
+		Stage: Stage(get("stage")), Prefix: get("prefix"), Assets: get("assets"), ImageContext: get("imageContext"),
+		SandboxImage: get("sandboxImage"), Sandboxes: get("sandboxes"),
+		JWTIssuer: get("jwtIssuer"), JWTAudience: get("jwtAudience"), AlarmEmail: get("alarmEmail"),
+		AnthropicKeyARN: get("anthropicKeySecretArn"), OpenAIKeyARN: get("openaiKeySecretArn"),
+		DefaultModel: get("defaultModel"),
+	}
+	ints := map[string]*int{"endpointAzs": &p.EndpointAZs, "isolateConcurrency": &p.IsolateConcurrency, "throttleBurst": &p.ThrottleBurst}
+	for k, dst := range ints {
+		if s := get(k); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return p, fmt.Errorf("context %s=%q: want a number", k, s)
+			}
+			*dst = n
+		}
+	}
+	if s := get("throttleRate"); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return p, fmt.Errorf("context throttleRate=%q: want a number", s)
+		}
+		p.ThrottleRate = f
+	}
+	return p, nil
+}

@@ -1,0 +1,101 @@
+package stack
+
+import (
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsscheduler"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+)
+
+// Stack is the whole deployment. Its fields name the parts so tests (and
+// readers) can find them in the synthesized template.
+type Stack struct {
+	awscdk.Stack
+	Props Props // with defaults applied
+
+	Table  awsdynamodb.Table
+	Bucket awss3.Bucket
+	// Queues by runtime name: "model", "model-dlq", …, "workflow-dlq".
+	Queues map[string]awssqs.Queue
+
+	Functions map[string]awslambda.Function // by function name
+	Roles     map[string]awsiam.Role        // each function's execution role
+	LogGroups map[string]awslogs.LogGroup   // each function's log group
+
+	Sandbox *Sandbox // nil with SandboxesLambda
+
+	SchedulerGroup awsscheduler.CfnScheduleGroup
+	SchedulerRole  awsiam.Role
+	API            awsapigatewayv2.HttpApi
+	Topic          awssns.Topic // nil without an alarm email
+}
+
+// stage settings that differ between dev and prod.
+type stageSettings struct {
+	removal      awscdk.RemovalPolicy
+	protect      bool // DynamoDB deletion protection
+	logRetention awslogs.RetentionDays
+}
+
+func settings(s Stage) stageSettings {
+	if s == Prod {
+		return stageSettings{removal: awscdk.RemovalPolicy_RETAIN, protect: true, logRetention: awslogs.RetentionDays_THREE_MONTHS}
+	}
+	return stageSettings{removal: awscdk.RemovalPolicy_DESTROY, protect: false, logRetention: awslogs.RetentionDays_ONE_WEEK}
+}
+
+// New builds the stack under scope. It fails before creating anything if
+// the props are invalid or a function's bootstrap is missing.
+func New(scope constructs.Construct, id string, props Props) (*Stack, error) {
+	p, err := props.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if p.Description == nil {
+		p.Description = jsii.String("cairn (" + string(p.Stage) + "): durable agent runtime — API, phase functions, queues, journal, sandboxes")
+	}
+	s := &Stack{
+		Stack: awscdk.NewStack(scope, &id, &p.StackProps), Props: p,
+		Queues: map[string]awssqs.Queue{}, Functions: map[string]awslambda.Function{},
+		Roles: map[string]awsiam.Role{}, LogGroups: map[string]awslogs.LogGroup{},
+	}
+	s.addData()
+	s.addQueues()
+	if p.Sandboxes == SandboxesFargate {
+		s.addSandbox()
+	}
+	s.addSchedulerTarget()
+	s.addFunctions()
+	s.grant()
+	s.addEventSources()
+	s.addAPI()
+	s.addRepairSchedule()
+	s.addAlarms()
+	s.addOutputs()
+	return s, nil
+}
+
+func (s *Stack) settings() stageSettings { return settings(s.Props.Stage) }
+
+func (s *Stack) addOutputs() {
+	out := func(id string, v *string) {
+		awscdk.NewCfnOutput(s.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
+	}
+	out("ApiEndpoint", s.API.ApiEndpoint())
+	out("TableName", s.Table.TableName())
+	out("BucketName", s.Bucket.BucketName())
+	out("ModelQueueUrl", s.Queues[QueueModel].QueueUrl())
+	out("WorkflowQueueUrl", s.Queues[QueueWorkflow].QueueUrl())
+	out("ScheduleGroup", s.SchedulerGroup.Ref())
+	if s.Sandbox != nil {
+		out("SandboxCluster", s.Sandbox.Cluster.ClusterName())
+	}
+}
