@@ -4,7 +4,7 @@ BIN     := bin
 DEMO    ?= .cairn/demo
 
 .PHONY: build run test bench vet fmt clean functions moto-start moto-stop localstack-start localstack-stop
-FUNCTIONS := api model tools commit repair sandboxd
+FUNCTIONS := api model tools commit repair workflow isolate sandboxd
 
 build:
 	$(GO) build -o $(BIN)/cairn ./cmd/cairn
@@ -19,11 +19,14 @@ test:
 	$(GO) vet ./...
 	@scripts/moto.sh status >/dev/null 2>&1 || echo "AWS endpoint $${CAIRN_AWS_ENDPOINT:-http://127.0.0.1:4566} not reachable: the AWS integration suite skips (start one: scripts/moto.sh start; with CI=true it fails instead)"
 	$(GO) test -race -count=1 -timeout 12m ./...
+	cd infra && $(GO) vet ./... && $(INFRA_ENV) $(GO) test -count=1 ./...
 
-## bench: engine overhead per agent step, steps/second with 8 concurrent sessions, local vs remote sandbox round trips, AWS cost per step
+## bench: engine overhead per agent step, steps/second with 8 concurrent sessions, local vs remote sandbox round trips, isolate round trip, a 1,000-node fan-out, AWS cost per step
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/turn/ ./shared/sqlite/
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/sandboxremote/
+	$(GO) test -run '^$$' -bench 'IsolateRoundTrip|EvaluateInProcess' -benchmem -count 1 ./shared/isolate/ ./shared/workflow/script/
+	$(GO) test -run '^$$' -bench FanOut1000 -benchtime 1x -count 1 ./shared/workflow/
 	scripts/moto.sh start
 	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/awsbackend/
 
@@ -54,3 +57,36 @@ fmt:
 
 clean:
 	rm -rf $(BIN) .cairn dist
+
+## AWS deployment (infra/: the CDK app in Go, its own module; docs/DEPLOY.md).
+## STAGE=dev|prod; CDK_CONTEXT="key=value …" adds CDK context (alarmEmail=…, jwtIssuer=…, …).
+STAGE            ?= dev
+CDK_CONTEXT      ?=
+CDK_VERSION      := 2.1148.1
+CDKLOCAL_VERSION := 3.0.4
+# The CDK CLI, pinned, from npm (nothing installed in the tree).
+CDK      = npx --yes --package aws-cdk@$(CDK_VERSION) cdk
+CDKLOCAL = npx --yes --package aws-cdk@$(CDK_VERSION) --package aws-cdk-local@$(CDKLOCAL_VERSION) cdklocal
+# jsii (the CDK's Go bindings) runs node; Node 20 works but is past jsii's support date.
+INFRA_ENV = JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20
+
+.PHONY: synth deploy deploy-local infra-test
+
+## synth: write infra/cdk.out offline — no AWS credentials, no lookups (runs the Go app directly)
+synth: functions
+	rm -rf infra/cdk.out
+	cd infra && $(INFRA_ENV) $(GO) run . stage=$(STAGE) $(CDK_CONTEXT)
+
+## deploy: synth, then the pinned CDK CLI bootstraps (idempotent) and deploys with your AWS credentials
+deploy: synth
+	cd infra && $(CDK) bootstrap --app cdk.out && $(CDK) deploy --app cdk.out --all --require-approval broadening
+
+## deploy-local: the stack without Fargate sandboxes, deployed to LocalStack with cdklocal
+deploy-local: functions
+	rm -rf infra/cdk.out
+	cd infra && $(INFRA_ENV) $(GO) run . stage=dev prefix=cairn-local sandboxes=lambda $(CDK_CONTEXT)
+	cd infra && $(CDKLOCAL) bootstrap --app cdk.out && $(CDKLOCAL) deploy --app cdk.out --all --require-approval never
+
+## infra-test: vet and the CDK assertion tests of infra/ (also part of `make test`)
+infra-test:
+	cd infra && $(GO) vet ./... && $(INFRA_ENV) $(GO) test -count=1 ./...
