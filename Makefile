@@ -14,7 +14,7 @@ run: build
 	$(BIN)/cairn run --data $(DEMO) --model scripted:demo --approve allow \
 		"Write a note in the sandbox, list the workspace, read the note back and count its lines."
 
-## test: vet, then every test (unit, conformance, kill, duplicate delivery, bad input) with the race detector
+## test: vet, then every test (unit, conformance, crash points, kill, sandboxes, providers, workflows, bad input) with the race detector, then the infra assertions
 test:
 	$(GO) vet ./...
 	@scripts/moto.sh status >/dev/null 2>&1 || echo "AWS endpoint $${CAIRN_AWS_ENDPOINT:-http://127.0.0.1:4566} not reachable: the AWS integration suite skips (start one: scripts/moto.sh start; with CI=true it fails instead)"
