@@ -1,5 +1,6 @@
 // Command repair is the scheduled repair Lambda (every minute): re-drives
-// stuck submissions and turns dead-lettered messages into FAILED.
+// stuck submissions, turns dead-lettered messages into FAILED and wakes
+// stuck workflow runs.
 package main
 
 import (
@@ -19,5 +20,5 @@ func main() {
 		log.Error("starting", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(rt.Repair.Run)
+	lambda.Start(rt.RepairAll)
 }

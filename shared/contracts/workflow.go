@@ -164,6 +164,11 @@ type Evaluator interface {
 //   - SetNodeResult writes a node's result once; the first result wins and
 //     a later call is a no-op. ErrNotFound if the node does not exist.
 //   - ListNodes returns a run's nodes in Seq order.
+//   - ListUnfinishedRuns returns up to limit (≤ 0: all) RUNNING runs,
+//     oldest UpdatedAt first: the repair sweep's index. It is eventually
+//     consistent on DynamoDB (a sparse global index): a run ended a moment
+//     ago may still be listed, one just created or touched may be missing
+//     or listed with its previous UpdatedAt.
 type WorkflowStore interface {
 	CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error)
 	GetWorkflow(ctx context.Context, id string) (Workflow, error)
@@ -171,6 +176,7 @@ type WorkflowStore interface {
 	GetRun(ctx context.Context, id string) (WorkflowRun, error)
 	UpdateRun(ctx context.Context, r WorkflowRun, expected int64) (WorkflowRun, error)
 	ListRuns(ctx context.Context, workflowID string, limit int) ([]WorkflowRun, error)
+	ListUnfinishedRuns(ctx context.Context, limit int) ([]WorkflowRun, error)
 	PutNode(ctx context.Context, n WorkflowNode) (WorkflowNode, bool, error)
 	SetNodeResult(ctx context.Context, runID, nodeID string, res NodeResult) error
 	ListNodes(ctx context.Context, runID string) ([]WorkflowNode, error)

@@ -17,9 +17,10 @@
 // Table: pk (S, HASH) + sk (S, RANGE), on-demand. Indexes:
 //
 //   - gsi1 (global, sparse, projection ALL): gsi1pk (S, HASH) + gsi1sk (S,
-//     RANGE). Only sessions, NON-TERMINAL submissions and schedules carry
-//     gsi1pk, in one of 8 shards (fnv32a(id) % 8) so no single index
-//     partition is hot; a list queries the 8 shards concurrently and merges.
+//     RANGE). Only sessions, NON-TERMINAL submissions, RUNNING workflow
+//     runs and schedules carry gsi1pk, in one of 8 shards (fnv32a(id) % 8)
+//     so no single index partition is hot; a list queries the 8 shards
+//     concurrently and merges.
 //   - lsi1 (local, sparse, projection ALL): pk + lsk (S, RANGE).
 //   - TTL on attribute ttl (epoch seconds): stream items and events, Options.TTL
 //     (default 7 days) after the write, by Options.Clock.
@@ -53,9 +54,10 @@
 //	stream done     STREAM#<key>     DONE                  body|blob, ttl                                    Complete (Put, attribute_not_exists), GetStream
 //	workflow        WF#<wf>          WORKFLOW              body|blob                                         CreateWorkflow (Put, attribute_not_exists),
 //	                                                                                                         GetWorkflow (GetItem, consistent)
-//	run             RUN#<run>        RUN                   body|blob, version(N)                             CreateRun (Put, attribute_not_exists, ALL_OLD =
-//	                                                                                                         the existing run), GetRun (GetItem, consistent),
-//	                                                                                                         UpdateRun (Put, version = :expected, ALL_OLD)
+//	run             RUN#<run>        RUN                   body|blob, version(N),                            CreateRun (Put, attribute_not_exists, ALL_OLD =
+//	                                                       RUNNING only: gsi1pk=RUNS_UNFINISHED#<0-7>,       the existing run), GetRun (GetItem, consistent),
+//	                                                       gsi1sk=<updated_at UTC, ns, fixed width>#<run>    UpdateRun (Put, version = :expected, ALL_OLD),
+//	                                                                                                         ListUnfinishedRuns (gsi1, 8 shards, oldest first)
 //	run pointer     WF#<wf>          RUN#<started_at UTC,  run                                               CreateRun (Put, attribute_not_exists, after the
 //	                                 ns, fixed width>#<run>                                                  run; again by every duplicate CreateRun),
 //	                                                                                                         ListRuns (Query descending, consistent, then
@@ -86,14 +88,14 @@
 //     a duplicate that finds a claim without its record (a crashed or
 //     in-flight creator) completes it and returns it. Same id or same
 //     (session, key) twice → the existing submission, created=false.
-//   - Terminal writes omit gsi1pk/gsi1sk, so the submission leaves the
-//     repair index; a phase change rewrites lsk.
+//   - Terminal writes omit gsi1pk/gsi1sk, so the submission (or the
+//     workflow run) leaves the repair index; a phase change rewrites lsk.
 //   - Reads by key, ListSubmissions, ToolRecords, ListEvents and GetStream
 //     are strongly consistent (base table or LSI), and so are ListRuns and
-//     ListNodes. ListSessions, ListUnfinished and ListSchedules read the GSI
-//     and are eventually consistent: a session created a moment ago may be
-//     missing, a submission finished a moment ago may still be listed (its
-//     next conditional write tells).
+//     ListNodes. ListSessions, ListUnfinished, ListUnfinishedRuns and
+//     ListSchedules read the GSI and are eventually consistent: a session
+//     created a moment ago may be missing, a submission or run finished a
+//     moment ago may still be listed (its next conditional write tells).
 //   - AppendEvents reserves seqs with one ADD on the counter, then puts the
 //     events in order, each attribute_not_exists on EVT#<key>: a repeated
 //     key is a no-op and its reserved seq a gap; seqs are strictly

@@ -112,8 +112,9 @@ const (
 	attrLSK     = "lsk"
 	attrTTL     = TTLAttribute
 
-	// shards spreads the GSI partitions (SESSIONS#n, UNFINISHED#n). Changing
-	// it re-keys the index: existing items must be rewritten.
+	// shards spreads the GSI partitions (SESSIONS#n, UNFINISHED#n,
+	// RUNS_UNFINISHED#n, SCHEDULES#n). Changing it re-keys the index:
+	// existing items must be rewritten.
 	shards = 8
 )
 

@@ -16,7 +16,8 @@ import (
 // Table layout, for infrastructure code that creates the table itself.
 const (
 	// GSI is the sparse, sharded global index (gsi1pk HASH, gsi1sk RANGE,
-	// projection ALL) behind ListSessions and ListUnfinished.
+	// projection ALL) behind ListSessions, ListUnfinished,
+	// ListUnfinishedRuns and ListSchedules.
 	GSI = "gsi1"
 	// LSI is the local index (pk HASH, lsk RANGE, projection ALL) behind
 	// ListSubmissions by phase and ListEvents by seq.

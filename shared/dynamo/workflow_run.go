@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -20,10 +21,18 @@ import (
 // duplicate CreateRun writes the pointer again, so a crash between the two
 // writes is repaired by the next creation attempt (a retry, a duplicate
 // firing), and a pointer never names a missing run.
+//
+// While a run is RUNNING its record also carries the sparse gsi1 keys
+// RUNS_UNFINISHED#<shard> / <updated_at>#<run>, as an unfinished
+// submission does UNFINISHED#…: every write puts the whole item, so the
+// write that ends the run drops it from the repair sweep's index.
 
 const (
 	skRun   = "RUN"
 	attrRun = "run" // the pointer's run id
+
+	// unfinishedRuns prefixes the gsi1 partitions of RUNNING runs.
+	unfinishedRuns = "RUNS_UNFINISHED#"
 )
 
 func runPK(id string) string { return "RUN#" + id }
@@ -32,13 +41,20 @@ func runPointer(r contracts.WorkflowRun) item {
 	return with(key(workflowPK(r.WorkflowID), "RUN#"+sortTime(r.StartedAt)+"#"+r.ID), item{attrRun: str(r.ID)})
 }
 
-// runItem is the full record item of r (the caller sets Version).
+// runItem is the full record item of r (the caller sets Version). Only a
+// RUNNING run carries the GSI key attributes, so the write that ends it
+// drops it from the sparse repair index.
 func (s *Store) runItem(ctx context.Context, r contracts.WorkflowRun) (item, error) {
 	body, err := s.encode(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	return with(key(runPK(r.ID), skRun), body, item{attrVersion: num(r.Version)}), nil
+	it := with(key(runPK(r.ID), skRun), body, item{attrVersion: num(r.Version)})
+	if r.Status == contracts.RunRunning {
+		it[attrGSIPK] = str(unfinishedRuns + strconv.Itoa(shard(r.ID)))
+		it[attrGSISK] = str(sortTime(r.UpdatedAt) + "#" + r.ID)
+	}
+	return it, nil
 }
 
 // CreateRun stores r with Version 1. If a run with its id exists, it
@@ -142,6 +158,24 @@ func (w *Workflows) ListRuns(ctx context.Context, workflowID string, limit int) 
 			return nil, fmt.Errorf("listing runs of workflow %s: run %s: %w", workflowID, id, err)
 		}
 		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ListUnfinishedRuns returns up to limit (≤ 0: all) RUNNING runs, oldest
+// UpdatedAt first, merged from the sparse GSI's RUNS_UNFINISHED#0..7
+// partitions (eventually consistent: a run ended a moment ago may still be
+// listed; its next conditional write tells).
+func (w *Workflows) ListUnfinishedRuns(ctx context.Context, limit int) ([]contracts.WorkflowRun, error) {
+	its, err := w.s.queryShards(ctx, unfinishedRuns, limit, true)
+	if err != nil {
+		return nil, fmt.Errorf("listing unfinished workflow runs: %w", err)
+	}
+	out := make([]contracts.WorkflowRun, len(its))
+	for i, it := range its {
+		if err := w.s.decode(ctx, it, &out[i]); err != nil {
+			return nil, fmt.Errorf("listing unfinished workflow runs: %w", err)
+		}
 	}
 	return out, nil
 }

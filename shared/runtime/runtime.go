@@ -58,7 +58,7 @@ type Config struct {
 	Token        string        // API bearer token; empty = no token check (IAM in front)
 	DefaultModel string        // for sessions that name none; default "scripted:plain"
 	LeaseTTL     time.Duration // default turn.DefaultLeaseTTL
-	StuckAfter   time.Duration // repair threshold; default 60s
+	StuckAfter   time.Duration // repair threshold (submissions and workflow runs); default 60s
 	RepairEvery  time.Duration // repair ticker in Serve; default 5s
 	MaxAttempts  int
 	Concurrency  int // workers per queue in Serve; default 2
@@ -166,8 +166,8 @@ func (rt *Runtime) Serve(ctx context.Context) {
 	rt.Workers.Run(ctx)
 }
 
-// RepairLoop runs a repair pass every period until ctx ends, logging what
-// each pass did (the repair function's schedule, in process).
+// RepairLoop runs a repair pass (RepairAll) every period until ctx ends,
+// logging what each pass did (the repair function's schedule, in process).
 func (rt *Runtime) RepairLoop(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -176,13 +176,42 @@ func (rt *Runtime) RepairLoop(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if rep, err := rt.Repair.Run(ctx); err != nil && ctx.Err() == nil {
+			rep, err := rt.RepairAll(ctx)
+			if err != nil && ctx.Err() == nil {
 				rt.Log.Warn("repair pass", "error", err)
-			} else if rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison > 0 {
-				rt.Log.Info("repair pass", "redriven", rep.Redriven, "started", rep.Started, "failed", rep.Failed, "expired", rep.Expired, "poison", rep.Poison)
+			}
+			if rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison+rep.RunsWoken > 0 {
+				rt.Log.Info("repair pass", "redriven", rep.Redriven, "started", rep.Started, "failed", rep.Failed,
+					"expired", rep.Expired, "poison", rep.Poison, "runs_woken", rep.RunsWoken)
 			}
 		}
 	}
+}
+
+// RepairReport is what one RepairAll pass did: the submission repair's
+// counts and the workflow runs the sweep woke.
+type RepairReport struct {
+	repair.Report
+	RunsWoken int
+}
+
+// RepairAll makes one repair pass (the repair function's handler): stuck
+// submissions and dead letters (Repair.Run), then, with workflows, stuck
+// workflow runs (Driver.Repair, with the same StuckAfter). The run sweep
+// runs even when the submission pass failed; their errors are joined.
+func (rt *Runtime) RepairAll(ctx context.Context) (RepairReport, error) {
+	rep, err := rt.Repair.Run(ctx)
+	out := RepairReport{Report: rep}
+	if rt.Driver == nil {
+		return out, err
+	}
+	stuck := rt.StuckAfter
+	if stuck <= 0 {
+		stuck = workflow.DefaultStuckAfter
+	}
+	woken, werr := rt.Driver.Repair(ctx, stuck)
+	out.RunsWoken = woken
+	return out, errors.Join(err, werr)
 }
 
 // Close releases the backend.

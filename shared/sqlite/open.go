@@ -194,6 +194,7 @@ CREATE TABLE IF NOT EXISTS workflow_runs (
 	body        BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS workflow_runs_list ON workflow_runs (workflow_id, started_at, id);
+CREATE INDEX IF NOT EXISTS workflow_runs_unfinished ON workflow_runs (status, updated_at, id);
 CREATE TABLE IF NOT EXISTS workflow_nodes (
 	run_id TEXT NOT NULL,
 	id     TEXT NOT NULL,

@@ -10,7 +10,9 @@ import (
 
 // A run's workflow_id and started_at columns are written once, at creation:
 // they place the run in its workflow's list, as the DynamoDB adapter's list
-// pointer does, and an update does not move it.
+// pointer does, and an update does not move it. Its status and updated_at
+// columns follow every write (CreateRun, UpdateRun): the repair sweep's
+// index, workflow_runs_unfinished (status, updated_at, id).
 
 // CreateRun stores r with Version 1. If a run with its id exists, it
 // returns that run, unchanged, and created=false.
@@ -83,6 +85,21 @@ func (w *Workflows) ListRuns(ctx context.Context, workflowID string, limit int) 
 	out, err := scanBodies[contracts.WorkflowRun](rows)
 	if err != nil {
 		return nil, fmt.Errorf("listing runs of workflow %s: %w", workflowID, err)
+	}
+	return out, nil
+}
+
+// ListUnfinishedRuns returns up to limit (≤ 0: all) RUNNING runs, oldest
+// UpdatedAt first (ties: smaller id first).
+func (w *Workflows) ListUnfinishedRuns(ctx context.Context, limit int) ([]contracts.WorkflowRun, error) {
+	rows, err := w.s.query(ctx, `SELECT body FROM workflow_runs WHERE status = ?
+		ORDER BY updated_at, id LIMIT ?`, string(contracts.RunRunning), limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("listing unfinished workflow runs: %w", err)
+	}
+	out, err := scanBodies[contracts.WorkflowRun](rows)
+	if err != nil {
+		return nil, fmt.Errorf("listing unfinished workflow runs: %w", err)
 	}
 	return out, nil
 }

@@ -8,13 +8,17 @@
 // Every step is a create-if-absent write under a deterministic id (node ids
 // from the run and the call's position, child sessions from the node,
 // child submissions by idempotency key), so a crashed or duplicated
-// evaluation repeats harmlessly: each node runs exactly once.
+// evaluation repeats harmlessly: each node runs exactly once. A run whose
+// wake-up never came (its creator died before sending it, or it was lost)
+// is found by Repair, the sweep the repair schedule runs, which wakes every
+// RUNNING run that has not moved for a while.
 //
 // # Usage
 //
-//	d := &workflow.Driver{Store: store, Engine: engine, Eval: isolate.Runner{…}, Queue: q, Clock: clock}
+//	d := &workflow.Driver{Store: store, Engine: engine, Eval: isolate.Runner{…}}
 //	run, err := d.Start(ctx, contracts.WorkflowRun{ID: id, WorkflowID: wf.ID, Script: wf.Script, Input: in})
-//	err = d.Handle(ctx, msg) // the workflow queue's handler
+//	err = d.Handle(ctx, msg)                 // the workflow queue's handler
+//	woken, err := d.Repair(ctx, time.Minute) // the repair sweep
 package workflow
 
 import (
@@ -23,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -114,7 +119,7 @@ func (d *Driver) Handle(ctx context.Context, m contracts.Message) error {
 	if run.Status.Terminal() {
 		return d.notifyParent(ctx, run) // a repeat: make sure the waiting call heard
 	}
-	return d.evaluate(ctx, run)
+	return d.evaluate(ctx, run, strings.HasPrefix(m.Nonce, repairNonce))
 }
 
 // Fire starts the run of schedule s at its scheduled time (the local
@@ -148,8 +153,12 @@ func (d *Driver) fire(ctx context.Context, scheduleID string, at time.Time) erro
 }
 
 // evaluate runs the script once against the known results and acts on
-// the outcome: start pending nodes, or end the run.
-func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun) error {
+// the outcome: start pending nodes, or end the run. A wake-up that brings
+// no new result is skipped — unless it is the repair sweep's (repair): then
+// the run may be stuck with a node never started, so it evaluates anyway
+// (re-starting pending nodes is create-if-absent) and touches UpdatedAt,
+// without spending one of the run's MaxEvaluations.
+func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair bool) error {
 	maxEval := d.MaxEvaluations
 	if maxEval <= 0 {
 		maxEval = DefaultMaxEvaluations
@@ -161,7 +170,8 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun) error 
 	if err != nil {
 		return err
 	}
-	if run.Evaluations > 0 && len(results) == run.ResultsSeen {
+	stale := run.Evaluations > 0 && len(results) == run.ResultsSeen
+	if stale && !repair {
 		return nil // nothing new since the last evaluation: its nodes still run
 	}
 	resp, err := d.Eval.Evaluate(ctx, contracts.EvalRequest{
@@ -182,7 +192,9 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun) error 
 			}
 		}
 		next := run
-		next.Evaluations++
+		if !stale {
+			next.Evaluations++
+		}
 		next.ResultsSeen = len(results)
 		next.UpdatedAt = d.now()
 		if _, err := d.Store.UpdateRun(ctx, next, run.Version); err != nil && !errors.Is(err, contracts.ErrConflict) {

@@ -9,7 +9,9 @@
 // on one id); UpdateRun is conditional on Version (the winner stores
 // expected+1, a stale writer gets ErrConflict and changes nothing, an
 // absent run is ErrNotFound); ListRuns lists a workflow's runs newest
-// StartedAt first up to a limit; SetNodeResult keeps the first result and
+// StartedAt first up to a limit; ListUnfinishedRuns lists only RUNNING runs,
+// oldest UpdatedAt first (a run ended by an update leaves, a touched one
+// moves back) up to a limit; SetNodeResult keeps the first result and
 // reports ErrNotFound for an absent node; ListNodes returns a run's nodes in
 // Seq order with their results, across several pages (250 nodes). It also
 // checks that big records (a run's Input and Result of ~300 KiB, a node

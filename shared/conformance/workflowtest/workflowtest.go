@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore func(t *testing.T) contracts.WorkflowStore) {
 		{"RunUpdate", testRunUpdate},
 		{"RunBig", testRunBig},
 		{"ListRuns", testListRuns},
+		{"ListUnfinishedRuns", testListUnfinishedRuns},
 		{"RacingRunCreates", testRacingRunCreates},
 		{"RacingRunUpdates", testRacingRunUpdates},
 		{"NodePut", testNodePut},

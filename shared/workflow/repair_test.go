@@ -1,0 +1,189 @@
+package workflow_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+const (
+	oneNode    = `result = agent("tick", model="scripted:plain").output`
+	stuckAfter = time.Minute
+)
+
+// created stores a RUNNING run directly, as a creator that died before
+// sending its first wake-up leaves it.
+func (w *world) created(t *testing.T, evaluations int) contracts.WorkflowRun {
+	t.Helper()
+	ctx := context.Background()
+	wf, err := w.store.CreateWorkflow(ctx, contracts.Workflow{ID: "wf_" + t.Name(), Name: "t", Script: oneNode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := w.h.Clock.Now()
+	run, _, err := w.store.CreateRun(ctx, contracts.WorkflowRun{
+		ID: "run_" + t.Name(), WorkflowID: wf.ID, Script: wf.Script, Status: contracts.RunRunning,
+		Evaluations: evaluations, StartedAt: now, UpdatedAt: now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func (w *world) repair(t *testing.T) int {
+	t.Helper()
+	n, err := w.h.RT.Driver.Repair(context.Background(), stuckAfter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func (w *world) run(t *testing.T, id string) contracts.WorkflowRun {
+	t.Helper()
+	run, err := w.store.GetRun(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// once handles what the given queues hold, not the others.
+func (w *world) once(t *testing.T, queues ...string) {
+	t.Helper()
+	for {
+		n := 0
+		for _, q := range queues {
+			got, err := w.h.RT.Workers.Once(context.Background(), q, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += got
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// The run's creator died between CreateRun and the first wake-up: nothing
+// evaluates it until the repair sweep finds it stuck.
+func TestRepairWakesARunNeverWoken(t *testing.T) {
+	w := newWorld(t, 0)
+	run := w.created(t, 0)
+	w.h.Drain()
+	if got := w.run(t, run.ID); got.Status != contracts.RunRunning || got.Evaluations != 0 || w.eval.evals.Load() != 0 {
+		t.Fatalf("run %s after %d evaluations, want RUNNING and never evaluated", got.Status, w.eval.evals.Load())
+	}
+	if n := w.repair(t); n != 0 {
+		t.Fatalf("repair woke %d runs before stuckAfter, want 0", n)
+	}
+	w.h.Clock.Advance(stuckAfter + time.Second)
+	if n := w.repair(t); n != 1 {
+		t.Fatalf("repair woke %d runs, want 1", n)
+	}
+	w.h.Drain()
+	if got := w.run(t, run.ID); got.Status != contracts.RunSucceeded {
+		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
+	}
+	w.everyNodeOnce(t, run.ID, 1)
+}
+
+// A node's turn ended and recorded its result, but the wake-up of its run
+// was lost: the sweep wakes the run, which ends.
+func TestRepairRecoversALostNodeWakeup(t *testing.T) {
+	w := newWorld(t, 0)
+	run := w.start(t, oneNode, nil)
+	w.once(t, contracts.QueueWorkflow) // the first evaluation starts the node
+	w.once(t, contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit)
+	if n := w.h.Lose(contracts.QueueWorkflow); n != 1 {
+		t.Fatalf("lost %d workflow wake-ups, want the node's one", n)
+	}
+	w.h.Drain()
+	nodes, err := w.store.ListNodes(context.Background(), run.ID)
+	if err != nil || len(nodes) != 1 || nodes[0].Result == nil {
+		t.Fatalf("nodes %+v, %v; want one with its result", nodes, err)
+	}
+	if got := w.run(t, run.ID); got.Status != contracts.RunRunning {
+		t.Fatalf("run %s before repair, want RUNNING (its wake-up was lost)", got.Status)
+	}
+	w.h.Clock.Advance(stuckAfter + time.Second)
+	if n := w.repair(t); n != 1 {
+		t.Fatalf("repair woke %d runs, want 1", n)
+	}
+	w.h.Drain()
+	if got := w.run(t, run.ID); got.Status != contracts.RunSucceeded {
+		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
+	}
+	w.everyNodeOnce(t, run.ID, 1)
+}
+
+// A run whose last evaluation saw every result it has is skipped by an
+// ordinary wake-up, but not by the sweep's: its evaluation starts the
+// nodes the script asks for.
+func TestRepairEvaluatesARunWithNothingNew(t *testing.T) {
+	w := newWorld(t, 0)
+	run := w.created(t, 1) // evaluated once, its node never started
+	m := contracts.Message{Kind: contracts.QueueWorkflow, SessionID: run.ID, SubmissionID: run.ID, Nonce: "dup"}
+	if err := w.h.RT.Queue.Send(context.Background(), contracts.QueueWorkflow, m); err != nil {
+		t.Fatal(err)
+	}
+	w.h.Drain()
+	if got := w.run(t, run.ID); got.Status != contracts.RunRunning || w.eval.evals.Load() != 0 {
+		t.Fatalf("run %s after %d evaluations, want an ordinary wake-up skipped", got.Status, w.eval.evals.Load())
+	}
+	w.h.Clock.Advance(stuckAfter + time.Second)
+	if n := w.repair(t); n != 1 {
+		t.Fatalf("repair woke %d runs, want 1", n)
+	}
+	w.h.Drain()
+	if got := w.run(t, run.ID); got.Status != contracts.RunSucceeded {
+		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
+	}
+	w.everyNodeOnce(t, run.ID, 1)
+}
+
+// A healthy run whose node is still working is not woken before
+// stuckAfter; once woken, its evaluation starts nothing twice, spends no
+// evaluation of its budget and touches the run, so the next sweeps leave
+// it alone for another stuckAfter.
+func TestRepairLeavesAHealthyRunAlone(t *testing.T) {
+	w := newWorld(t, 0)
+	run := w.start(t, oneNode, nil)
+	w.once(t, contracts.QueueWorkflow) // the node's turn waits in the model queue
+	for range 2 {
+		if n := w.repair(t); n != 0 {
+			t.Fatalf("repair woke %d runs updated %v ago, want 0", n, w.h.Clock.Now().Sub(w.run(t, run.ID).UpdatedAt))
+		}
+		w.h.Clock.Advance(stuckAfter / 2)
+	}
+	if q := w.h.Queued(contracts.QueueWorkflow); len(q) != 0 {
+		t.Fatalf("workflow queue holds %v, want nothing", q)
+	}
+
+	w.h.Clock.Advance(time.Second) // past stuckAfter, the node still running
+	before := w.run(t, run.ID)
+	if n := w.repair(t); n != 1 {
+		t.Fatalf("repair woke %d runs, want 1", n)
+	}
+	w.once(t, contracts.QueueWorkflow)
+	after := w.run(t, run.ID)
+	if after.Status != contracts.RunRunning || after.Evaluations != before.Evaluations || !after.UpdatedAt.Equal(w.h.Clock.Now()) {
+		t.Fatalf("after the repair evaluation: %s, %d evaluations (before %d), updated %v (now %v); want RUNNING, the same count, touched",
+			after.Status, after.Evaluations, before.Evaluations, after.UpdatedAt, w.h.Clock.Now())
+	}
+	if ev := w.eval.evals.Load(); ev != 2 {
+		t.Fatalf("%d evaluations, want the first and the repair's", ev)
+	}
+	if n := w.repair(t); n != 0 {
+		t.Fatalf("repair woke a just-touched run again (%d)", n)
+	}
+	w.h.Drain()
+	if got := w.run(t, run.ID); got.Status != contracts.RunSucceeded {
+		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
+	}
+	w.everyNodeOnce(t, run.ID, 1)
+}
