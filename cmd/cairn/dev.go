@@ -33,7 +33,7 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	data := fs.String("data", env.Data, "data directory (created if missing)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free one)")
 	token := fs.String("token", env.Token, "API bearer token (default: random, written to DATA/token)")
-	stuck := fs.Duration("stuck-after", time.Minute, "repair re-drives a submission idle this long")
+	stuck := fs.Duration("stuck-after", time.Minute, "repair re-drives a submission, and wakes a workflow run, idle this long")
 	repairEvery := fs.Duration("repair-every", 5*time.Second, "repair ticker period")
 	kind := fs.String("sandbox", "local", "default sandbox of a session: local (a directory) or process (sandboxd on loopback, as on Fargate)")
 	if err := fs.Parse(args); err != nil {
