@@ -180,9 +180,9 @@ func (rt *Runtime) RepairLoop(ctx context.Context, every time.Duration) {
 			if err != nil && ctx.Err() == nil {
 				rt.Log.Warn("repair pass", "error", err)
 			}
-			if rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison+rep.RunsWoken > 0 {
+			if rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison+rep.RunsWoken+rep.RunsPoisoned > 0 {
 				rt.Log.Info("repair pass", "redriven", rep.Redriven, "started", rep.Started, "failed", rep.Failed,
-					"expired", rep.Expired, "poison", rep.Poison, "runs_woken", rep.RunsWoken)
+					"expired", rep.Expired, "poison", rep.Poison, "runs_woken", rep.RunsWoken, "runs_poisoned", rep.RunsPoisoned)
 			}
 		}
 	}
@@ -192,13 +192,15 @@ func (rt *Runtime) RepairLoop(ctx context.Context, every time.Duration) {
 // counts and the workflow runs the sweep woke.
 type RepairReport struct {
 	repair.Report
-	RunsWoken int
+	RunsWoken    int // stuck RUNNING runs woken
+	RunsPoisoned int // runs ended FAILED poison:… from the workflow DLQ
 }
 
 // RepairAll makes one repair pass (the repair function's handler): stuck
 // submissions and dead letters (Repair.Run), then, with workflows, stuck
-// workflow runs (Driver.Repair, with the same StuckAfter). The run sweep
-// runs even when the submission pass failed; their errors are joined.
+// workflow runs (Driver.Repair, with the same StuckAfter) and dead-lettered
+// run wake-ups (Driver.DrainDLQ: the run ends FAILED poison:…). The run
+// passes run even when the submission pass failed; errors are joined.
 func (rt *Runtime) RepairAll(ctx context.Context) (RepairReport, error) {
 	rep, err := rt.Repair.Run(ctx)
 	out := RepairReport{Report: rep}
@@ -210,8 +212,9 @@ func (rt *Runtime) RepairAll(ctx context.Context) (RepairReport, error) {
 		stuck = workflow.DefaultStuckAfter
 	}
 	woken, werr := rt.Driver.Repair(ctx, stuck)
-	out.RunsWoken = woken
-	return out, errors.Join(err, werr)
+	poisoned, derr := rt.Driver.DrainDLQ(ctx)
+	out.RunsWoken, out.RunsPoisoned = woken, poisoned
+	return out, errors.Join(err, werr, derr)
 }
 
 // Close releases the backend.

@@ -64,3 +64,44 @@ func (d *Driver) Repair(ctx context.Context, stuckAfter time.Duration) (int, err
 	}
 	return woken, errors.Join(errs...)
 }
+
+// DrainDLQ ends, FAILED "poison: …", every run whose wake-up the workflow
+// queue dead-lettered (its evaluations kept failing: the isolate could not
+// be started, the store refused), wakes the tool call waiting for it, and
+// deletes the dead message — a dead letter becomes a visible state rather
+// than rotting. A dead-lettered schedule firing is logged and dropped.
+func (d *Driver) DrainDLQ(ctx context.Context) (int, error) {
+	q, dlq := d.Engine.Queue, contracts.DLQ(contracts.QueueWorkflow)
+	failed := 0
+	for {
+		ds, err := q.Receive(ctx, dlq, 10, time.Minute)
+		if err != nil {
+			return failed, fmt.Errorf("receiving from %s: %w", dlq, err)
+		}
+		if len(ds) == 0 {
+			return failed, nil
+		}
+		for _, dl := range ds {
+			m := dl.Message
+			switch {
+			case m.ScheduleID != "":
+				d.log().Error("schedule firing dead-lettered: dropped", "schedule_id", m.ScheduleID, "scheduled_at", m.ScheduledAt, "receives", dl.ReceiveCount)
+			default:
+				run, err := d.Store.GetRun(ctx, m.SubmissionID)
+				if err != nil && !errors.Is(err, contracts.ErrNotFound) {
+					return failed, fmt.Errorf("reading run %s: %w", m.SubmissionID, err)
+				}
+				if err == nil && run.Status == contracts.RunRunning {
+					reason := fmt.Sprintf("poison: the run's wake-up was dead-lettered after %d deliveries (its evaluation kept failing; see the workflow function's log)", dl.ReceiveCount)
+					if err := d.finish(ctx, run, contracts.RunFailed, nil, reason); err != nil {
+						return failed, err
+					}
+					failed++
+				}
+			}
+			if err := q.Delete(ctx, dlq, dl.Receipt); err != nil {
+				return failed, fmt.Errorf("deleting from %s: %w", dlq, err)
+			}
+		}
+	}
+}

@@ -2,10 +2,15 @@ package workflow_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/enginetest"
+	"github.com/cairnrun/cairn/shared/runtime"
+	"github.com/cairnrun/cairn/shared/sqlite"
 )
 
 const (
@@ -186,4 +191,41 @@ func TestRepairLeavesAHealthyRunAlone(t *testing.T) {
 		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
 	}
 	w.everyNodeOnce(t, run.ID, 1)
+}
+
+// broken is an isolate that can never be started.
+type broken struct{}
+
+func (broken) Evaluate(context.Context, contracts.EvalRequest) (contracts.EvalResponse, error) {
+	return contracts.EvalResponse{}, errors.New("isolate: exec: no such file")
+}
+
+// A run whose evaluations keep failing has its wake-up dead-lettered; the
+// repair pass turns the dead letter into a visible FAILED poison state.
+func TestDeadLetteredWakeupEndsTheRunPoisoned(t *testing.T) {
+	var store contracts.WorkflowStore
+	h := enginetest.New(t, func(p *runtime.Ports) {
+		store = p.Journal.(*sqlite.Store).Workflows()
+		p.Workflows, p.Evaluator = store, broken{}
+	})
+	ctx := context.Background()
+	run, err := h.RT.Driver.Start(ctx, contracts.WorkflowRun{ID: "run_poison", WorkflowID: "wf", Script: `result = 1`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 { // each delivery fails; past the receive limit it is dead-lettered
+		h.Drain()
+		h.Clock.Advance(10 * time.Minute)
+	}
+	n, err := h.RT.Driver.DrainDLQ(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("DrainDLQ = %d, %v; want the one run", n, err)
+	}
+	got, err := store.GetRun(ctx, run.ID)
+	if err != nil || got.Status != contracts.RunFailed || !strings.HasPrefix(got.Error, "poison:") {
+		t.Fatalf("run %s %q, %v", got.Status, got.Error, err)
+	}
+	if n, _ := h.RT.Driver.DrainDLQ(ctx); n != 0 {
+		t.Fatalf("the dead letter was not deleted: %d more", n)
+	}
 }
