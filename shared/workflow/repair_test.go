@@ -86,15 +86,7 @@ func TestRepairWakesARunNeverWoken(t *testing.T) {
 	if n := w.repair(t); n != 0 {
 		t.Fatalf("repair woke %d runs before stuckAfter, want 0", n)
 	}
-	w.h.Clock.Advance(stuckAfter + time.Second)
-	if n := w.repair(t); n != 1 {
-		t.Fatalf("repair woke %d runs, want 1", n)
-	}
-	w.h.Drain()
-	if got := w.run(t, run.ID); got.Status != contracts.RunSucceeded {
-		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
-	}
-	w.everyNodeOnce(t, run.ID, 1)
+	w.sweepEnds(t, run.ID)
 }
 
 // A node's turn ended and recorded its result, but the wake-up of its run
@@ -115,15 +107,7 @@ func TestRepairRecoversALostNodeWakeup(t *testing.T) {
 	if got := w.run(t, run.ID); got.Status != contracts.RunRunning {
 		t.Fatalf("run %s before repair, want RUNNING (its wake-up was lost)", got.Status)
 	}
-	w.h.Clock.Advance(stuckAfter + time.Second)
-	if n := w.repair(t); n != 1 {
-		t.Fatalf("repair woke %d runs, want 1", n)
-	}
-	w.h.Drain()
-	if got := w.run(t, run.ID); got.Status != contracts.RunSucceeded {
-		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
-	}
-	w.everyNodeOnce(t, run.ID, 1)
+	w.sweepEnds(t, run.ID)
 }
 
 // A run whose last evaluation saw every result it has is skipped by an
@@ -140,15 +124,7 @@ func TestRepairEvaluatesARunWithNothingNew(t *testing.T) {
 	if got := w.run(t, run.ID); got.Status != contracts.RunRunning || w.eval.evals.Load() != 0 {
 		t.Fatalf("run %s after %d evaluations, want an ordinary wake-up skipped", got.Status, w.eval.evals.Load())
 	}
-	w.h.Clock.Advance(stuckAfter + time.Second)
-	if n := w.repair(t); n != 1 {
-		t.Fatalf("repair woke %d runs, want 1", n)
-	}
-	w.h.Drain()
-	if got := w.run(t, run.ID); got.Status != contracts.RunSucceeded {
-		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
-	}
-	w.everyNodeOnce(t, run.ID, 1)
+	w.sweepEnds(t, run.ID)
 }
 
 // A healthy run whose node is still working is not woken before
@@ -228,4 +204,19 @@ func TestDeadLetteredWakeupEndsTheRunPoisoned(t *testing.T) {
 	if n, _ := h.RT.Driver.DrainDLQ(ctx); n != 0 {
 		t.Fatalf("the dead letter was not deleted: %d more", n)
 	}
+}
+
+// sweepEnds lets stuckAfter pass, checks that one sweep wakes the run and
+// that the run then ends SUCCEEDED with its one node run once.
+func (w *world) sweepEnds(t *testing.T, runID string) {
+	t.Helper()
+	w.h.Clock.Advance(stuckAfter + time.Second)
+	if n := w.repair(t); n != 1 {
+		t.Fatalf("repair woke %d runs, want 1", n)
+	}
+	w.h.Drain()
+	if got := w.run(t, runID); got.Status != contracts.RunSucceeded {
+		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
+	}
+	w.everyNodeOnce(t, runID, 1)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,4 +142,37 @@ func nodeIDs(nodes []contracts.WorkflowNode) []string {
 		out = append(out, n.ID)
 	}
 	return out
+}
+
+// raceCreates runs create(i) for 8 racers released at once and checks that
+// exactly one of them created the record; it returns what each racer got.
+func raceCreates[T any](t *testing.T, what string, create func(i int) (T, bool, error)) []T {
+	t.Helper()
+	const n = 8
+	var wg sync.WaitGroup
+	results, created := make([]T, n), make([]bool, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			got, c, err := create(i)
+			if err != nil {
+				t.Errorf("racing %s %d: %v", what, i, err)
+				return
+			}
+			results[i], created[i] = got, c
+		})
+	}
+	close(start)
+	wg.Wait()
+	winners := 0
+	for _, c := range created {
+		if c {
+			winners++
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d racing %s calls created the record, want exactly 1", winners, what)
+	}
+	return results
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -231,37 +230,11 @@ func testListNodesMany(t *testing.T, s contracts.WorkflowStore) {
 func testRacingNodePuts(t *testing.T, s contracts.WorkflowStore) {
 	ctx := context.Background()
 	run := uniq(t)
-	const n = 8
-	var (
-		wg      sync.WaitGroup
-		results [n]contracts.WorkflowNode
-		created [n]bool
-	)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			node := newNode(run, run+"-n", 0)
-			node.Spec.Prompt = fmt.Sprintf("racer %d", i)
-			<-start
-			got, c, err := s.PutNode(ctx, node)
-			if err != nil {
-				t.Errorf("racing PutNode %d: %v", i, err)
-				return
-			}
-			results[i], created[i] = got, c
-		})
-	}
-	close(start)
-	wg.Wait()
-	winners := 0
-	for _, c := range created {
-		if c {
-			winners++
-		}
-	}
-	if winners != 1 {
-		t.Fatalf("%d racing PutNode calls created the node, want exactly 1", winners)
-	}
+	results := raceCreates(t, "PutNode", func(i int) (contracts.WorkflowNode, bool, error) {
+		node := newNode(run, run+"-n", 0)
+		node.Spec.Prompt = fmt.Sprintf("racer %d", i)
+		return s.PutNode(ctx, node)
+	})
 	nodes := listNodes(t, s, run)
 	if len(nodes) != 1 {
 		t.Fatalf("ListNodes = %v, want one node", nodeIDs(nodes))

@@ -221,37 +221,11 @@ func testListRuns(t *testing.T, s contracts.WorkflowStore) {
 func testRacingRunCreates(t *testing.T, s contracts.WorkflowStore) {
 	ctx := context.Background()
 	p := uniq(t)
-	const n = 8
-	var (
-		wg      sync.WaitGroup
-		results [n]contracts.WorkflowRun
-		created [n]bool
-	)
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			r := newRun(p, p+"-wf", at(i))
-			r.Input = json.RawMessage(fmt.Sprintf(`{"racer":%d}`, i))
-			<-start
-			got, c, err := s.CreateRun(ctx, r)
-			if err != nil {
-				t.Errorf("racing CreateRun %d: %v", i, err)
-				return
-			}
-			results[i], created[i] = got, c
-		})
-	}
-	close(start)
-	wg.Wait()
-	winners := 0
-	for _, c := range created {
-		if c {
-			winners++
-		}
-	}
-	if winners != 1 {
-		t.Fatalf("%d racing CreateRun calls created the run, want exactly 1", winners)
-	}
+	results := raceCreates(t, "CreateRun", func(i int) (contracts.WorkflowRun, bool, error) {
+		r := newRun(p, p+"-wf", at(i))
+		r.Input = json.RawMessage(fmt.Sprintf(`{"racer":%d}`, i))
+		return s.CreateRun(ctx, r)
+	})
 	stored, err := s.GetRun(ctx, p)
 	if err != nil {
 		t.Fatalf("GetRun: %v", err)
