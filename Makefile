@@ -23,12 +23,12 @@ test:
 
 ## bench: engine overhead per agent step, steps/second with 8 concurrent sessions, local vs remote sandbox round trips, isolate round trip, a 1,000-node fan-out, AWS cost per step
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/turn/ ./shared/sqlite/
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/sandboxremote/
-	$(GO) test -run '^$$' -bench 'IsolateRoundTrip|EvaluateInProcess' -benchmem -count 1 ./shared/isolate/ ./shared/workflow/script/
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/turn/ ./shared/embedded/sqlite/
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/sandbox/remote/
+	$(GO) test -run '^$$' -bench 'IsolateRoundTrip|EvaluateInProcess' -benchmem -count 1 ./shared/workflow/isolate/ ./shared/workflow/script/
 	$(GO) test -run '^$$' -bench FanOut1000 -benchtime 1x -count 1 ./shared/workflow/
 	scripts/moto.sh start
-	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/awsbackend/
+	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/aws/backend/
 
 ## functions: cross-build every Lambda (provided.al2023/arm64) and the sandboxd container binary into dist/<name>/bootstrap + dist/<name>.zip
 functions:

@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/cairnrun/cairn/shared/embedded"
-	"github.com/cairnrun/cairn/shared/runtime"
+	"github.com/cairnrun/cairn/shared/assemble"
+	embedded "github.com/cairnrun/cairn/shared/embedded/backend"
 )
 
 func cmdDev(ctx context.Context, env envDefaults, args []string) error {
@@ -50,7 +50,7 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 		*token = newToken()
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, SandboxKind: *kind, Sandboxd: []string{self, "sandboxd"}, Isolate: []string{self, "isolate"}, Runtime: runtime.Config{
+	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, SandboxKind: *kind, Sandboxd: []string{self, "sandboxd"}, Isolate: []string{self, "isolate"}, Runtime: assemble.Config{
 		Token: *token, Log: log, StuckAfter: *stuck, RepairEvery: *repairEvery,
 	}})
 	if err != nil {

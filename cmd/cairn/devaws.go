@@ -16,10 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/cairnrun/cairn/shared/awsbackend"
+	awsbackend "github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/harness"
+	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/lambdafn"
-	"github.com/cairnrun/cairn/shared/lambdaharness"
 )
 
 // cmdDevAWS runs the whole serverless shape against a LocalStack-compatible
@@ -77,9 +77,9 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 	if err := os.WriteFile(*data+"/token", []byte(*token+"\n"), 0o600); err != nil {
 		return fmt.Errorf("writing token file: %w", err)
 	}
-	h := &lambdaharness.Harness{Client: sqs.NewFromConfig(awsCfg), Log: log}
+	h := &harness.Harness{Client: sqs.NewFromConfig(awsCfg), Log: log}
 	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit, contracts.QueueWorkflow} {
-		h.Functions = append(h.Functions, lambdaharness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10,
+		h.Functions = append(h.Functions, harness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10,
 			Visibility: 30 * time.Second, Timeout: 5 * time.Minute, Handler: lambdafn.SQSHandler(rt.Handle, log)})
 	}
 	background := func(ctx context.Context) {
@@ -103,7 +103,7 @@ func apiGateway(fn func(context.Context, events.APIGatewayV2HTTPRequest) (events
 		if r.URL.RawQuery != "" {
 			path += "?" + r.URL.RawQuery
 		}
-		resp, err := fn(r.Context(), lambdaharness.APIEvent(r.Method, path, r.Header, body))
+		resp, err := fn(r.Context(), harness.APIEvent(r.Method, path, r.Header, body))
 		if err != nil {
 			http.Error(w, `{"error":{"code":"internal","message":"api function failed"}}`, http.StatusBadGateway)
 			return

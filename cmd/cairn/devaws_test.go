@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnrun/cairn/shared/awstest"
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/testkit/awstest"
 )
 
 // `cairn dev --backend aws` runs the serverless shape against the endpoint:

@@ -14,8 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/cairnrun/cairn/shared/isolate"
-	"github.com/cairnrun/cairn/shared/sandboxd"
+	"github.com/cairnrun/cairn/shared/sandbox/server"
+	"github.com/cairnrun/cairn/shared/workflow/isolate"
 )
 
 const usage = `cairn — a durable AI-agent runtime
@@ -63,7 +63,7 @@ func main() {
 	case "sandboxd":
 		// The same server as functions/sandboxd: `cairn dev --sandbox
 		// process` starts this binary as its sandboxes.
-		os.Exit(sandboxd.Main(ctx, args, os.Environ(), os.Stdout, os.Stderr))
+		os.Exit(server.Main(ctx, args, os.Environ(), os.Stdout, os.Stderr))
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cairnrun/cairn/shared/embedded"
-	"github.com/cairnrun/cairn/shared/runtime"
+	"github.com/cairnrun/cairn/shared/assemble"
+	embedded "github.com/cairnrun/cairn/shared/embedded/backend"
 )
 
 // target is where a command talks to: a dev server (--addr) or an embedded
@@ -63,7 +63,7 @@ func (t *target) open(ctx context.Context, env envDefaults) (*client, func(), er
 		return nil, nil, fmt.Errorf("locating the cairn binary (it runs sandboxd): %w", err)
 	}
 	rt, err := embedded.New(ctx, embedded.Config{DataDir: data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, Sandboxd: []string{self, "sandboxd"}, Isolate: []string{self, "isolate"},
-		Runtime: runtime.Config{Log: slog.New(slog.NewJSONHandler(logf, nil)), DefaultModel: "scripted:plain"}})
+		Runtime: assemble.Config{Log: slog.New(slog.NewJSONHandler(logf, nil)), DefaultModel: "scripted:plain"}})
 	if err != nil {
 		logf.Close()
 		return nil, nil, err

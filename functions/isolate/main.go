@@ -9,7 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/cairnrun/cairn/shared/isolate"
+	"github.com/cairnrun/cairn/shared/workflow/isolate"
 )
 
 func main() {

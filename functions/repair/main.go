@@ -10,12 +10,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/cairnrun/cairn/shared/awsbackend"
+	"github.com/cairnrun/cairn/shared/aws/backend"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	rt, err := awsbackend.Boot(context.Background(), os.Getenv, log)
+	rt, err := backend.Boot(context.Background(), os.Getenv, log)
 	if err != nil {
 		log.Error("starting", "error", err)
 		os.Exit(1)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/sandboxremote"
+	"github.com/cairnrun/cairn/shared/sandbox/remote"
 )
 
 const token = "tok-51c0ffee9a7d"
@@ -112,7 +112,7 @@ func TestBinary(t *testing.T) {
 	t.Run("serves, then stops when idle", func(t *testing.T) {
 		ws := t.TempDir()
 		p := start(t, bin, env(t), "--addr", "127.0.0.1:0", "--workspace", ws, "--state", filepath.Join(t.TempDir(), "state"), "--idle-timeout", "300ms")
-		c, err := sandboxremote.New(p.url, token, sandboxremote.Options{})
+		c, err := remote.New(p.url, token, remote.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestBinary(t *testing.T) {
 
 	t.Run("stops cleanly on SIGTERM", func(t *testing.T) {
 		p := start(t, bin, env(t), "--addr", "127.0.0.1:0", "--workspace", t.TempDir(), "--state", t.TempDir())
-		c, err := sandboxremote.New(p.url, token, sandboxremote.Options{})
+		c, err := remote.New(p.url, token, remote.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

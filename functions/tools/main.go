@@ -9,13 +9,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/cairnrun/cairn/shared/awsbackend"
-	"github.com/cairnrun/cairn/shared/lambdafn"
+	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	rt, err := awsbackend.Boot(context.Background(), os.Getenv, log)
+	rt, err := backend.Boot(context.Background(), os.Getenv, log)
 	if err != nil {
 		log.Error("starting", "error", err)
 		os.Exit(1)

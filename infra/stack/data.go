@@ -11,7 +11,7 @@ import (
 func (s *Stack) addData() {
 	st := s.settings()
 	str := awsdynamodb.AttributeType_STRING
-	// One table for everything (shared/dynamo): on-demand, so it costs
+	// One table for everything (shared/aws/dynamo): on-demand, so it costs
 	// nothing idle but storage; PITR because it is the journal; TTL on the
 	// stream chunks and events.
 	s.Table = awsdynamodb.NewTable(s.Stack, jsii.String("Journal"), &awsdynamodb.TableProps{

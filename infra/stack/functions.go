@@ -101,7 +101,7 @@ func (s *Stack) addFunctions() {
 	s.function(FnWorkflow, env(keys), false, 0)
 }
 
-// commonEnv is what awsbackend.FromEnv requires of every runtime function.
+// commonEnv is what backend.FromEnv requires of every runtime function.
 func (s *Stack) commonEnv() map[string]*string {
 	m := map[string]*string{
 		EnvTable:        s.Table.TableName(),

@@ -35,7 +35,7 @@ func TestFunctionsArm64ProvidedJSONLogs(t *testing.T) {
 	}
 }
 
-// Every runtime function gets what awsbackend.FromEnv requires; the lease
+// Every runtime function gets what backend.FromEnv requires; the lease
 // outlasts every phase function's timeout; each extra goes where it is used.
 func TestFunctionEnvironment(t *testing.T) {
 	dev, prod, local := stacks(t)

@@ -3,9 +3,9 @@ package stack
 import "strings"
 
 // Names fixed by the runtime. The stack hands them to the functions; the
-// functions read them through awsbackend.FromEnv. TestNamesMatchTheRuntime
-// reads the same constants from the runtime's source (shared/awsbackend,
-// shared/dynamo, shared/contracts, shared/model/providers), so a rename
+// functions read them through backend.FromEnv. TestNamesMatchTheRuntime
+// reads the same constants from the runtime's source (shared/aws/backend,
+// shared/aws/dynamo, shared/contracts, shared/model/providers), so a rename
 // there fails here instead of in a deployed function.
 const (
 	EnvTable        = "CAIRN_TABLE"
@@ -25,7 +25,7 @@ const (
 	EnvSandboxKeySecret      = "CAIRN_SANDBOX_KEY_SECRET"
 	EnvSandboxIdle           = "CAIRN_SANDBOX_IDLE_SECONDS"
 
-	// Workflows (shared/awsbackend/workflows.go): with the isolate's name a
+	// Workflows (shared/aws/backend/workflows.go): with the isolate's name a
 	// function assembles the workflow driver (only the workflow function
 	// invokes it); with the group, role and queue ARN the api creates
 	// EventBridge Scheduler schedules targeting the workflow queue.
@@ -34,7 +34,7 @@ const (
 	EnvSchedulerRoleARN = "CAIRN_SCHEDULER_ROLE_ARN"
 	EnvWorkflowQueueARN = "CAIRN_WORKFLOW_QUEUE_ARN"
 
-	// DefaultModel on AWS (awsbackend.DefaultModel): Claude on Bedrock
+	// DefaultModel on AWS (backend.DefaultModel): Claude on Bedrock
 	// through a cross-region inference profile.
 	DefaultModel = "bedrock:us.anthropic.claude-sonnet-4-20250514-v1:0"
 
@@ -43,7 +43,7 @@ const (
 	SandboxContainer = "sandboxd"
 	SandboxPort      = 7070
 
-	// DynamoDB single-table layout (shared/dynamo).
+	// DynamoDB single-table layout (shared/aws/dynamo).
 	AttrPK       = "pk"
 	AttrSK       = "sk"
 	AttrGSIPK    = "gsi1pk"
@@ -69,7 +69,7 @@ var Queues = []string{QueueModel, QueueTools, QueueCommit, QueueWorkflow}
 // DLQ is the dead-letter queue of a queue (contracts.DLQ).
 func DLQ(queue string) string { return queue + "-dlq" }
 
-// QueueEnv is the variable holding a queue's URL (awsbackend.QueueEnv):
+// QueueEnv is the variable holding a queue's URL (backend.QueueEnv):
 // "model-dlq" → CAIRN_QUEUE_URL_MODEL_DLQ.
 func QueueEnv(queue string) string {
 	return EnvQueuePrefix + strings.ToUpper(strings.ReplaceAll(queue, "-", "_"))

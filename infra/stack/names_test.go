@@ -95,12 +95,12 @@ func TestNamesMatchTheRuntime(t *testing.T) {
 			}
 		}
 	}
-	check("shared/awsbackend/awsbackend.go", map[string]string{
+	check("shared/aws/backend/awsbackend.go", map[string]string{
 		"EnvTable": stack.EnvTable, "EnvBucket": stack.EnvBucket, "EnvQueuePrefix": stack.EnvQueuePrefix,
 		"EnvLeaseTTL": stack.EnvLeaseTTL, "EnvDefaultModel": stack.EnvDefaultModel, "EnvSandboxDir": stack.EnvSandboxDir,
 		"DefaultModel": stack.DefaultModel,
 	})
-	check("shared/awsbackend/sandboxes.go", map[string]string{
+	check("shared/aws/backend/sandboxes.go", map[string]string{
 		"EnvSandboxCluster": stack.EnvSandboxCluster, "EnvSandboxTaskDefinition": stack.EnvSandboxTaskDefinition,
 		"EnvSandboxContainer": stack.EnvSandboxContainer, "EnvSandboxSubnets": stack.EnvSandboxSubnets,
 		"EnvSandboxSecurityGroups": stack.EnvSandboxSecurityGroups, "EnvSandboxKeySecret": stack.EnvSandboxKeySecret,
@@ -109,13 +109,13 @@ func TestNamesMatchTheRuntime(t *testing.T) {
 	check("shared/model/providers/providers.go", map[string]string{
 		"EnvAnthropicKeyRef": stack.EnvAnthropicKey, "EnvOpenAIKeyRef": stack.EnvOpenAIKey,
 	})
-	check("shared/dynamo/table.go", map[string]string{"GSI": stack.IndexGSI, "LSI": stack.IndexLSI, "TTLAttribute": stack.TTLAttribute})
-	check("shared/dynamo/store.go", map[string]string{
+	check("shared/aws/dynamo/table.go", map[string]string{"GSI": stack.IndexGSI, "LSI": stack.IndexLSI, "TTLAttribute": stack.TTLAttribute})
+	check("shared/aws/dynamo/store.go", map[string]string{
 		"attrPK": stack.AttrPK, "attrSK": stack.AttrSK, "attrGSIPK": stack.AttrGSIPK, "attrGSISK": stack.AttrGSISK, "attrLSK": stack.AttrLSK,
 	})
 	check("shared/contracts/queue.go", map[string]string{"QueueModel": stack.QueueModel, "QueueTools": stack.QueueTools, "QueueCommit": stack.QueueCommit})
 	check("shared/contracts/workflow.go", map[string]string{"QueueWorkflow": stack.QueueWorkflow})
-	check("shared/fargate/provider.go", map[string]string{"DefaultPort": strconv.Itoa(stack.SandboxPort)})
+	check("shared/sandbox/fargate/provider.go", map[string]string{"DefaultPort": strconv.Itoa(stack.SandboxPort)})
 
 	docker, err := os.ReadFile(filepath.Join(repo, "functions/sandboxd/Dockerfile"))
 	if err != nil {
@@ -125,7 +125,7 @@ func TestNamesMatchTheRuntime(t *testing.T) {
 		t.Errorf("functions/sandboxd/Dockerfile does not EXPOSE %d", stack.SandboxPort)
 	}
 
-	check("shared/awsbackend/workflows.go", map[string]string{
+	check("shared/aws/backend/workflows.go", map[string]string{
 		"EnvIsolateFunction": stack.EnvIsolateFunction, "EnvSchedulerGroup": stack.EnvSchedulerGroup,
 		"EnvSchedulerRole": stack.EnvSchedulerRoleARN, "EnvWorkflowQueue": stack.EnvWorkflowQueueARN,
 	})

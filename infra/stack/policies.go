@@ -32,11 +32,11 @@ func (s *Stack) grant() {
 	}
 	table := []*string{s.Table.TableArn(), jsii.String(*s.Table.TableArn() + "/index/*")}
 	for _, fn := range runtimeFunctions {
-		// shared/dynamo: GetItem, PutItem, UpdateItem, Query, and
+		// shared/aws/dynamo: GetItem, PutItem, UpdateItem, Query, and
 		// BatchGetItem (workflow runs) — no scans, deletes, batch writes or
 		// transactions.
 		allow(fn, "Journal", []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}, table...)
-		// shared/s3blob: create-if-absent PutObject and GetObject.
+		// shared/aws/s3blob: create-if-absent PutObject and GetObject.
 		allow(fn, "ClaimChecks", []string{"s3:GetObject", "s3:PutObject"}, s.Bucket.ArnForObjects(jsii.String("*")))
 		// ListBucket only so that a missing key reads as 404 (ErrNotFound),
 		// not 403.
@@ -81,7 +81,7 @@ func (s *Stack) grant() {
 	// workflow: evaluates scripts in the isolate, nothing else.
 	allow(FnWorkflow, "Isolate", []string{"lambda:InvokeFunction"}, s.Functions[FnIsolate].FunctionArn())
 
-	// api: schedules (shared/schedule.EventBridge: create, read back on a
+	// api: schedules (shared/workflow/schedule.EventBridge: create, read back on a
 	// conflict, delete) in its own group only, passing only the scheduler
 	// role.
 	allow(FnAPI, "Schedules", []string{"scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule"},

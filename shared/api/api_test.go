@@ -11,23 +11,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/embedded"
-	"github.com/cairnrun/cairn/shared/runtime"
+	"github.com/cairnrun/cairn/shared/embedded/backend"
 )
 
 const token = "test-token"
 
 type fixture struct {
 	srv *httptest.Server
-	rt  *runtime.Runtime
+	rt  *assemble.Runtime
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	rt, err := embedded.New(context.Background(), embedded.Config{
+	rt, err := backend.New(context.Background(), backend.Config{
 		DataDir: t.TempDir(), Env: []string{"PATH=" + os.Getenv("PATH")},
-		Runtime: runtime.Config{Token: token},
+		Runtime: assemble.Config{Token: token},
 	})
 	if err != nil {
 		t.Fatal(err)

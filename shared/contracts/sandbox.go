@@ -141,7 +141,7 @@ const (
 )
 
 // CallError is a recorded failure: Code is the sentinel's wire code
-// ("not_found", "invalid", …; see shared/sandboxproto) and Message its text.
+// ("not_found", "invalid", …; see shared/sandbox/proto) and Message its text.
 type CallError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`

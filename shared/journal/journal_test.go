@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/journal"
-	"github.com/cairnrun/cairn/shared/sqlite"
 )
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
 	"github.com/cairnrun/cairn/shared/ids"
-	"github.com/cairnrun/cairn/shared/recovery"
+	"github.com/cairnrun/cairn/shared/repair/recovery"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 

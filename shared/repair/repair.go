@@ -27,7 +27,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/journal"
-	"github.com/cairnrun/cairn/shared/recovery"
+	"github.com/cairnrun/cairn/shared/repair/recovery"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 

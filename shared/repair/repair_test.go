@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
-	"github.com/cairnrun/cairn/shared/recovery"
 	"github.com/cairnrun/cairn/shared/repair"
+	"github.com/cairnrun/cairn/shared/repair/recovery"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
 const stuckAfter = time.Minute // the Repairer's default, which the harness keeps

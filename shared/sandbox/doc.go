@@ -1,30 +1,18 @@
-// Package sandbox implements the local placement of the SandboxAPI port
-// (DESIGN §6): a workspace directory on the host and subprocesses.
+// Package sandbox is the home of the sandbox concept: where a session's
+// tools touch files and run commands, behind contracts.SandboxAPI (the 11
+// methods of docs/DESIGN.md §6). It holds no code; its sub-packages are the
+// placements and what they share:
 //
-// It owns path confinement (every path is workspace-relative; "..",
-// absolute paths and symlinks resolving outside the root are refused with
-// contracts.ErrPermission), command execution (`bash -c` in a process group
-// of its own, killed as a whole at the timeout, with output capped per
-// stream and a scrubbed environment whose HOME is the workspace), and the
-// Provider that gives each session a directory under a base directory.
-// sandboxd wraps a Local to serve the same API over HTTP.
+//	local/      the implementation: a directory and subprocesses (path
+//	            confinement, exec, environment scrubbing, the call ledger),
+//	            and the "local" provider
+//	proto/      the wire protocol between remote and server (routes, codes)
+//	server/     sandboxd: a local sandbox served over HTTP
+//	remote/     the HTTP client of a sandboxd (a SandboxAPI in another process)
+//	placement/  choosing a provider by kind, fingerprints, tokens, the
+//	            session's sandbox record
+//	proc/       the "process" provider: sandboxd on loopback
+//	fargate/    the "fargate" provider: sandboxd in an ECS task
 //
-// It imports only the standard library, shared/contracts and doublestar.
-// Only the caller reads the process environment: it passes os.Environ() as
-// Options.Env, and Scrub removes the runtime's secrets from it.
-//
-// # Usage
-//
-//	sb, err := sandbox.NewLocal(dir, sandbox.Options{Env: os.Environ()})
-//	if err != nil {
-//		return err
-//	}
-//	err = sb.WriteFile(ctx, contracts.WriteFileRequest{Path: "notes.txt", Content: "hi\n"})
-//	res, err := sb.Exec(ctx, contracts.ExecRequest{Command: "wc -l notes.txt", Timeout: 5 * time.Second})
-//	// res.Stdout == "1 notes.txt\n"
-//
-// For sessions:
-//
-//	p := sandbox.NewProvider(baseDir, sandbox.Options{Env: os.Environ()})
-//	api, err := p.Acquire(ctx, sessionID, spec.Sandbox)
+// Tools never import any of these; they see only contracts.SandboxAPI.
 package sandbox

@@ -8,9 +8,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/cairnrun/cairn/shared/awstest"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/secrets"
+	"github.com/cairnrun/cairn/shared/testkit/awstest"
 )
 
 func TestEnvReferences(t *testing.T) {

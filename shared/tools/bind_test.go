@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/sandbox"
+	"github.com/cairnrun/cairn/shared/sandbox/local"
 )
 
 func TestBadInput(t *testing.T) {
@@ -94,7 +94,7 @@ func TestOutputCap(t *testing.T) {
 
 func TestBind(t *testing.T) {
 	r := NewRegistry()
-	sb, err := sandbox.NewLocal(t.TempDir(), sandbox.Options{})
+	sb, err := local.New(t.TempDir(), local.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestDefinitions(t *testing.T) {
 // The schemas are compiled once per registry and shared by every toolset.
 func TestSchemasCompiledOnce(t *testing.T) {
 	r := NewRegistry()
-	sb, err := sandbox.NewLocal(t.TempDir(), sandbox.Options{})
+	sb, err := local.New(t.TempDir(), local.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func BenchmarkCallReadFile(b *testing.B) {
 func ExampleRegistry_Bind() {
 	dir, _ := os.MkdirTemp("", "cairn-example-")
 	defer os.RemoveAll(dir)
-	sb, _ := sandbox.NewLocal(dir, sandbox.Options{})
+	sb, _ := local.New(dir, local.Options{})
 	ts, _ := NewRegistry().Bind([]contracts.ToolConfig{{Name: "write_file"}, {Name: "read_file"}}, contracts.Binding{Sandbox: sb})
 	ctx := context.Background()
 	res, _ := ts.Call(ctx, contracts.ToolCall{ID: "1", Name: "write_file", Input: json.RawMessage(`{"path":"notes.txt","content":"hello world\n"}`)})

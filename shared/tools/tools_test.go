@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/sandbox"
+	"github.com/cairnrun/cairn/shared/sandbox/local"
 )
 
 var allTools = []string{"read_file", "write_file", "edit_file", "list_dir", "glob", "grep", "bash", "python"}
@@ -22,7 +22,7 @@ type env struct {
 func newEnv(t testing.TB, outputCap int) *env {
 	t.Helper()
 	root := t.TempDir()
-	sb, err := sandbox.NewLocal(root, sandbox.Options{Env: os.Environ()})
+	sb, err := local.New(root, local.Options{Env: os.Environ()})
 	if err != nil {
 		t.Fatal(err)
 	}

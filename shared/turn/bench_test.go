@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
 // BenchmarkAgentStep measures the embedded engine's overhead per agent

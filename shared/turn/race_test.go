@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
 // Two workers race on the same submission at every phase: each message is

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
 	"github.com/cairnrun/cairn/shared/ids"
-	"github.com/cairnrun/cairn/shared/runtime"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
@@ -73,7 +73,7 @@ func TestDuplicateDelivery(t *testing.T) {
 	ref.Submit(rs.ID, "go")
 	ref.Drain()
 
-	h := enginetest.New(t, func(p *runtime.Ports) { p.Queue = twice{p.Queue} })
+	h := enginetest.New(t, func(p *assemble.Ports) { p.Queue = twice{p.Queue} })
 	s := h.Session(contracts.SessionSpec{Model: "scripted:multi"})
 	sub := h.Submit(s.ID, "go")
 	h.Drain()

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
-	"github.com/cairnrun/cairn/shared/sqlite"
+	"github.com/cairnrun/cairn/shared/embedded/sqlite"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 	"github.com/cairnrun/cairn/shared/worker"
 )
 

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
-	"github.com/cairnrun/cairn/shared/isolate"
-	"github.com/cairnrun/cairn/shared/runtime"
-	"github.com/cairnrun/cairn/shared/sqlite"
+	"github.com/cairnrun/cairn/shared/embedded/sqlite"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
+	"github.com/cairnrun/cairn/shared/workflow/isolate"
 )
 
 // BenchmarkFanOut1000 is the wall time of a 1,000-node fan-out on the
@@ -22,13 +22,13 @@ import (
 // isolate process (make bench: -benchtime 1x).
 func BenchmarkFanOut1000(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "isolate")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/cairnrun/cairn/shared/isolate/internal/testisolate").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/cairnrun/cairn/shared/workflow/isolate/internal/testisolate").CombinedOutput(); err != nil {
 		b.Fatalf("building the isolate: %v\n%s", err, out)
 	}
 	in, _ := json.Marshal(map[string]int{"n": 1000})
 	for i := 0; b.Loop(); i++ {
 		var store contracts.WorkflowStore
-		h := enginetest.New(b, func(p *runtime.Ports) {
+		h := enginetest.New(b, func(p *assemble.Ports) {
 			store = p.Journal.(*sqlite.Store).Workflows()
 			p.Workflows, p.Evaluator = store, &isolate.Runner{Command: []string{bin}, Timeout: time.Minute}
 		})

@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
+	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/ids"
-	"github.com/cairnrun/cairn/shared/runtime"
-	"github.com/cairnrun/cairn/shared/sqlite"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 	"github.com/cairnrun/cairn/shared/workflow/script"
 )
 
 // inProcess evaluates in the test process. The driver's logic is under
-// test here; the isolate boundary has its own tests (shared/isolate) and
+// test here; the isolate boundary has its own tests (shared/workflow/isolate) and
 // the end-to-end ones run the real `cairn isolate`.
 type inProcess struct{ evals atomic.Int64 }
 
@@ -50,7 +50,7 @@ type world struct {
 func newWorld(t *testing.T, crashAt int) *world {
 	t.Helper()
 	w := &world{eval: &inProcess{}}
-	w.h = enginetest.New(t, func(p *runtime.Ports) {
+	w.h = enginetest.New(t, func(p *assemble.Ports) {
 		w.store = &crashingStore{WorkflowStore: p.Journal.(*sqlite.Store).Workflows(), crashAt: crashAt}
 		p.Workflows, p.Evaluator = w.store, w.eval
 	})

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
-	"github.com/cairnrun/cairn/shared/runtime"
-	"github.com/cairnrun/cairn/shared/sqlite"
+	"github.com/cairnrun/cairn/shared/embedded/sqlite"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
 const (
@@ -180,7 +180,7 @@ func (broken) Evaluate(context.Context, contracts.EvalRequest) (contracts.EvalRe
 // repair pass turns the dead letter into a visible FAILED poison state.
 func TestDeadLetteredWakeupEndsTheRunPoisoned(t *testing.T) {
 	var store contracts.WorkflowStore
-	h := enginetest.New(t, func(p *runtime.Ports) {
+	h := enginetest.New(t, func(p *assemble.Ports) {
 		store = p.Journal.(*sqlite.Store).Workflows()
 		p.Workflows, p.Evaluator = store, broken{}
 	})

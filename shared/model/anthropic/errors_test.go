@@ -13,8 +13,8 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/model/modeltest"
 	"github.com/cairnrun/cairn/shared/model/retry"
+	"github.com/cairnrun/cairn/shared/testkit/modeltest"
 )
 
 func TestTurnErrors(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/model/modeltest"
+	"github.com/cairnrun/cairn/shared/testkit/modeltest"
 )
 
 // These tests run the client through the real engine (modeltest) against

@@ -15,12 +15,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/auth/bearer"
 
+	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
 	"github.com/cairnrun/cairn/shared/model/bedrock"
-	"github.com/cairnrun/cairn/shared/model/modeltest"
 	"github.com/cairnrun/cairn/shared/model/retry"
-	"github.com/cairnrun/cairn/shared/runtime"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
+	"github.com/cairnrun/cairn/shared/testkit/modeltest"
 )
 
 func TestPlainTextIsSignedAndCommits(t *testing.T) {
@@ -89,7 +89,7 @@ func rsText(b wireBlock) *string {
 
 func TestToolCallsRunAndResultsGoBack(t *testing.T) {
 	f := toolServer(t)
-	h := enginetest.New(t, func(p *runtime.Ports) { p.Models["bedrock"] = f.client(t, &waits{}, 2048) })
+	h := enginetest.New(t, func(p *assemble.Ports) { p.Models["bedrock"] = f.client(t, &waits{}, 2048) })
 	s := h.Session(contracts.SessionSpec{Model: "bedrock:" + model, System: "You are terse."})
 	sub := h.Submit(s.ID, "save a note")
 	h.Drain()

@@ -5,11 +5,11 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/enginetest"
-	"github.com/cairnrun/cairn/shared/model/modeltest"
 	"github.com/cairnrun/cairn/shared/model/openai"
-	"github.com/cairnrun/cairn/shared/runtime"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
+	"github.com/cairnrun/cairn/shared/testkit/modeltest"
 )
 
 const (
@@ -46,7 +46,7 @@ func toolModel(_ int, r request) reply {
 // systemTurn is modeltest.Turn with a system prompt in the session spec.
 func systemTurn(t *testing.T, c contracts.ModelClient, system, prompt string) (contracts.Submission, []string, string) {
 	t.Helper()
-	h := enginetest.New(t, func(p *runtime.Ports) { p.Models[modeltest.Provider] = c })
+	h := enginetest.New(t, func(p *assemble.Ports) { p.Models[modeltest.Provider] = c })
 	s := h.Session(contracts.SessionSpec{Model: modeltest.Provider + ":gpt-test", System: system})
 	sub := h.Submit(s.ID, prompt)
 	h.Drain()

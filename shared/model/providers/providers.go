@@ -10,7 +10,7 @@
 // # Usage
 //
 //	models := providers.FromEnv(ctx, providers.Config{Getenv: os.Getenv, Secrets: resolver, AWS: loadAWS})
-//	rt, err := runtime.Assemble(runtime.Ports{Models: models, …}, cfg)
+//	rt, err := assemble.New(assemble.Ports{Models: models, …}, cfg)
 package providers
 
 import (

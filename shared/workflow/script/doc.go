@@ -1,6 +1,6 @@
 // Package script evaluates workflow scripts: deterministic Starlark run by
 // replay against the node results known so far (DESIGN §7). It is pure and
-// in-process; the isolate (shared/isolate) calls it in a process of its own,
+// in-process; the isolate (shared/workflow/isolate) calls it in a process of its own,
 // and nothing else should: the driver never evaluates a script itself.
 //
 // It imports go.starlark.net, shared/contracts and shared/ids only.
@@ -59,7 +59,7 @@
 // A step limit (EvalRequest.MaxSteps, DefaultMaxSteps when zero),
 // cancellation through ctx, at most MaxNodes nodes, a result of at most
 // MaxOutputBytes of JSON nested at most 1000 deep. Memory and wall-clock
-// limits belong to the process around it (shared/isolate). print() output
+// limits belong to the process around it (shared/workflow/isolate). print() output
 // is discarded.
 //
 // # Usage

@@ -1,0 +1,226 @@
+// Package awsbackend is the `aws` mode of the construction seam: DynamoDB
+// (journal, transcript, streams, events), S3 (claim checks), SQS FIFO (the
+// phase queues) — assembled by assemble.New exactly like the embedded
+// backend. It never imports the embedded adapters, so a Lambda binary does
+// not link SQLite.
+//
+// Configuration comes from the environment through FromEnv (only main
+// reads the environment); AWS_ENDPOINT_URL points the same binaries at
+// LocalStack or moto.
+//
+// # Usage
+//
+//	cfg, err := backend.FromEnv(os.Getenv)
+//	rt, err := backend.New(ctx, cfg)
+//	lambda.Start(lambdafn.SQSHandler(rt.Handle, log))
+package backend
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/aws/dynamo"
+	"github.com/cairnrun/cairn/shared/aws/s3blob"
+	"github.com/cairnrun/cairn/shared/aws/sqsqueue"
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/model/providers"
+	"github.com/cairnrun/cairn/shared/secrets"
+	"github.com/cairnrun/cairn/shared/tools"
+)
+
+// Environment variable names read by FromEnv.
+const (
+	EnvTable       = "CAIRN_TABLE"
+	EnvBucket      = "CAIRN_BUCKET"
+	EnvQueuePrefix = "CAIRN_QUEUE_URL_" // + MODEL, TOOLS, COMMIT, MODEL_DLQ, …
+	EnvRegion      = "AWS_REGION"
+	EnvEndpoint    = "AWS_ENDPOINT_URL"
+	EnvSandboxDir  = "CAIRN_SANDBOX_DIR"
+	EnvLeaseTTL    = "CAIRN_LEASE_TTL_SECONDS"
+	EnvToken       = "CAIRN_API_TOKEN"
+	// EnvDefaultModel is the model of sessions that name none (default
+	// DefaultModel: Bedrock, IAM-authenticated).
+	EnvDefaultModel = "CAIRN_DEFAULT_MODEL"
+)
+
+// DefaultModel on AWS: Claude on Bedrock through a cross-region inference
+// profile; the account must have enabled it in the Bedrock console.
+const DefaultModel = "bedrock:us.anthropic.claude-sonnet-4-20250514-v1:0"
+
+// Config of the AWS backend.
+type Config struct {
+	Region     string
+	Endpoint   string              // empty: the SDK's default resolution
+	Table      string              // DynamoDB table
+	Bucket     string              // S3 bucket for claim checks
+	QueueURLs  map[string]string   // queue name ("model", "model-dlq", …) → URL
+	SandboxDir string              // local sandboxes (no Fargate settings, e.g. a local endpoint); default /tmp/cairn-sandboxes
+	Fargate    *Fargate            // sandboxes in ECS tasks; nil = local ones
+	Workflows  Workflows           // served with the workflow queue and an isolate
+	Getenv     func(string) string // resolves env: secret references; nil = none
+	LeaseTTL   time.Duration       // ≥ the phase functions' timeout; default 15m
+	Token      string              // API bearer token; empty behind an IAM/JWT authorizer
+	Env        []string            // base environment of sandboxed commands
+	Log        *slog.Logger
+	// Clock of the store (ttl stamps) and the runtime (leases, ids); nil =
+	// the wall clock. Tests set a manual one.
+	Clock contracts.Clock
+	// AWS overrides the loaded SDK config (tests); nil = config.LoadDefaultConfig.
+	AWS *aws.Config
+}
+
+// Queues every deployment has: the phase queues and their DLQs.
+var Queues = []string{
+	contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit,
+	contracts.DLQ(contracts.QueueModel), contracts.DLQ(contracts.QueueTools), contracts.DLQ(contracts.QueueCommit),
+}
+
+// FromEnv reads the configuration; a missing variable is named in the error.
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		Region: getenv(EnvRegion), Endpoint: getenv(EnvEndpoint), Table: getenv(EnvTable), Bucket: getenv(EnvBucket),
+		SandboxDir: getenv(EnvSandboxDir), Token: getenv(EnvToken), QueueURLs: map[string]string{}, Getenv: getenv,
+	}
+	fg, missing, err := fargateFromEnv(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.Fargate = fg
+	c.Workflows = workflowsFromEnv(getenv, c.QueueURLs)
+	for _, k := range []string{EnvTable, EnvBucket} {
+		if getenv(k) == "" {
+			missing = append(missing, k)
+		}
+	}
+	for _, q := range Queues {
+		k := QueueEnv(q)
+		if v := getenv(k); v != "" {
+			c.QueueURLs[q] = v
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	if s := getenv(EnvLeaseTTL); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("%s=%q: want a positive number of seconds", EnvLeaseTTL, s)
+		}
+		c.LeaseTTL = time.Duration(n) * time.Second
+	}
+	if len(missing) > 0 {
+		return c, fmt.Errorf("aws backend: missing environment: %s", strings.Join(missing, ", "))
+	}
+	return c, nil
+}
+
+// QueueEnv is the environment variable holding a queue's URL:
+// "model-dlq" → CAIRN_QUEUE_URL_MODEL_DLQ.
+func QueueEnv(queue string) string {
+	return EnvQueuePrefix + strings.ToUpper(strings.ReplaceAll(queue, "-", "_"))
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// New builds the SDK clients and adapters and assembles the runtime.
+func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
+	if c.Table == "" || c.Bucket == "" {
+		return nil, errors.New("aws backend: Table and Bucket are required")
+	}
+	var awsCfg aws.Config
+	if c.AWS != nil {
+		awsCfg = *c.AWS
+	} else {
+		var opts []func(*config.LoadOptions) error
+		if c.Region != "" {
+			opts = append(opts, config.WithRegion(c.Region))
+		}
+		loaded, err := config.LoadDefaultConfig(ctx, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("aws backend: loading AWS config: %w", err)
+		}
+		awsCfg = loaded
+	}
+	if c.Endpoint != "" {
+		awsCfg.BaseEndpoint = aws.String(c.Endpoint)
+	}
+	var clock contracts.Clock = wallClock{}
+	if c.Clock != nil {
+		clock = c.Clock
+	}
+	blobs := s3blob.New(s3.NewFromConfig(awsCfg, func(o *s3.Options) { o.UsePathStyle = c.Endpoint != "" }), c.Bucket)
+	store, err := dynamo.New(dynamodb.NewFromConfig(awsCfg), dynamo.Options{Table: c.Table, Blobs: blobs, Clock: clock})
+	if err != nil {
+		return nil, fmt.Errorf("aws backend: %w", err)
+	}
+	queue, err := sqsqueue.New(sqs.NewFromConfig(awsCfg), sqsqueue.Options{URLs: c.QueueURLs})
+	if err != nil {
+		return nil, fmt.Errorf("aws backend: %w", err)
+	}
+	boxes, err := sandboxes(ctx, c, awsCfg, store)
+	if err != nil {
+		return nil, err
+	}
+	lease := c.LeaseTTL
+	if lease <= 0 {
+		lease = 15 * time.Minute
+	}
+	getenv := c.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	models, err := providers.FromEnv(providers.Config{
+		Getenv:  getenv,
+		Secrets: secrets.Resolver{Getenv: getenv, SecretsManager: secretsmanager.NewFromConfig(awsCfg)},
+		AWS:     func(context.Context) (aws.Config, error) { return awsCfg, nil },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("aws backend: %w", err)
+	}
+	def := getenv(EnvDefaultModel)
+	if def == "" {
+		def = DefaultModel
+	}
+	ports := assemble.Ports{
+		Journal: store, Transcript: store, Streams: store, Events: store, Queue: queue,
+		Sandboxes: boxes, Registry: tools.NewRegistry(), Models: models,
+		Clock: clock, IDs: ids.New(clock),
+	}
+	rc := assemble.Config{Owner: "fn_" + randHex(6), Token: c.Token, LeaseTTL: lease, Log: c.Log, DefaultModel: def}
+	workflowPorts(c, awsCfg, store, &ports, &rc)
+	return assemble.New(ports, rc)
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Boot is what every function's main does: read the environment through
+// getenv, then New. The sandbox base environment is PATH only.
+func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger) (*assemble.Runtime, error) {
+	c, err := FromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	c.Log, c.Env = log, []string{"PATH=" + getenv("PATH")}
+	return New(ctx, c)
+}

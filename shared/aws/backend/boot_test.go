@@ -1,0 +1,94 @@
+package backend_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func fullEnv() map[string]string {
+	m := map[string]string{"CAIRN_TABLE": "t", "CAIRN_BUCKET": "b", "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": "http://127.0.0.1:4566", "PATH": "/usr/bin"}
+	for _, q := range backend.Queues {
+		m[backend.QueueEnv(q)] = "http://127.0.0.1:4566/000000000000/cairn-" + q + ".fifo"
+	}
+	return m
+}
+
+func TestFromEnvNamesWhatIsMissing(t *testing.T) {
+	_, err := backend.FromEnv(env(map[string]string{"CAIRN_TABLE": "t"}))
+	if err == nil {
+		t.Fatal("no error with most variables missing")
+	}
+	for _, want := range []string{"CAIRN_BUCKET", "CAIRN_QUEUE_URL_MODEL", "CAIRN_QUEUE_URL_COMMIT_DLQ"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	m := fullEnv()
+	m["CAIRN_LEASE_TTL_SECONDS"] = "soon"
+	if _, err := backend.FromEnv(env(m)); err == nil || !strings.Contains(err.Error(), "CAIRN_LEASE_TTL_SECONDS") {
+		t.Errorf("bad lease TTL: %v", err)
+	}
+	c, err := backend.FromEnv(env(fullEnv()))
+	if err != nil || c.Endpoint != "http://127.0.0.1:4566" || len(c.QueueURLs) != len(backend.Queues) {
+		t.Fatalf("FromEnv = %+v, %v", c, err)
+	}
+}
+
+// BenchmarkBoot is a function's init work after the process starts:
+// reading the environment, loading the SDK config, building the clients
+// and adapters and assembling the runtime (no AWS call is made).
+func BenchmarkBoot(b *testing.B) {
+	getenv := env(fullEnv())
+	for b.Loop() {
+		if _, err := backend.Boot(context.Background(), getenv, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestFargateSandboxesFromEnv(t *testing.T) {
+	m := fullEnv()
+	m["CAIRN_SANDBOX_CLUSTER"] = "cairn"
+	_, err := backend.FromEnv(env(m))
+	for _, want := range []string{"CAIRN_SANDBOX_TASK_DEFINITION", "CAIRN_SANDBOX_SUBNETS", "CAIRN_SANDBOX_SECURITY_GROUPS", "CAIRN_SANDBOX_KEY_SECRET"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+	m["CAIRN_SANDBOX_TASK_DEFINITION"] = "cairn-sandboxd"
+	m["CAIRN_SANDBOX_SUBNETS"] = "subnet-a, subnet-b"
+	m["CAIRN_SANDBOX_SECURITY_GROUPS"] = "sg-1"
+	m["CAIRN_SANDBOX_KEY_SECRET"] = "env:TEST_SANDBOX_KEY"
+	m["CAIRN_SANDBOX_IDLE_SECONDS"] = "600"
+	c, err := backend.FromEnv(env(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := c.Fargate; f == nil || len(f.Subnets) != 2 || f.Subnets[1] != "subnet-b" || f.Container != "sandboxd" || f.IdleTimeout != 10*time.Minute {
+		t.Fatalf("fargate settings %+v", c.Fargate)
+	}
+	// The key reference must resolve: without it Boot says which one.
+	if _, err := backend.Boot(context.Background(), env(m), nil); err == nil || !strings.Contains(err.Error(), "env:TEST_SANDBOX_KEY") {
+		t.Fatalf("boot without the key: %v", err)
+	}
+	m["TEST_SANDBOX_KEY"] = "0123456789abcdef0123456789abcdef"
+	rt, err := backend.Boot(context.Background(), env(m), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Tools never run in the function itself: only fargate is served.
+	if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{}); err != nil {
+		t.Errorf("default kind refused: %v", err)
+	}
+	if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{Kind: "local"}); !errors.Is(err, contracts.ErrInvalid) {
+		t.Errorf("local kind with Fargate configured: %v", err)
+	}
+}

@@ -1,0 +1,111 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/fargate"
+	"github.com/cairnrun/cairn/shared/sandbox/local"
+	"github.com/cairnrun/cairn/shared/sandbox/placement"
+	"github.com/cairnrun/cairn/shared/secrets"
+)
+
+// Environment of the fargate sandboxes (all but the idle time required once
+// CAIRN_SANDBOX_CLUSTER is set).
+const (
+	EnvSandboxCluster        = "CAIRN_SANDBOX_CLUSTER"
+	EnvSandboxTaskDefinition = "CAIRN_SANDBOX_TASK_DEFINITION"
+	EnvSandboxContainer      = "CAIRN_SANDBOX_CONTAINER" // default "sandboxd"
+	EnvSandboxSubnets        = "CAIRN_SANDBOX_SUBNETS"   // comma-separated private subnet ids
+	EnvSandboxSecurityGroups = "CAIRN_SANDBOX_SECURITY_GROUPS"
+	// EnvSandboxKeySecret is a reference (secrets package: env:NAME,
+	// secretsmanager:ID or an ARN) to the key sandbox tokens derive from.
+	EnvSandboxKeySecret = "CAIRN_SANDBOX_KEY_SECRET"
+	EnvSandboxIdle      = "CAIRN_SANDBOX_IDLE_SECONDS"
+)
+
+// Fargate places session sandboxes in ECS tasks (the "fargate" kind).
+type Fargate struct {
+	Cluster, TaskDefinition, Container string
+	Subnets, SecurityGroups            []string
+	KeySecret                          string        // reference, never the key
+	IdleTimeout                        time.Duration // 0 = fargate.DefaultIdleTimeout
+}
+
+// fargateFromEnv reads the Fargate settings; nil without a cluster.
+func fargateFromEnv(getenv func(string) string) (*Fargate, []string, error) {
+	if getenv(EnvSandboxCluster) == "" {
+		return nil, nil, nil
+	}
+	list := func(k string) []string {
+		var out []string
+		for _, s := range strings.Split(getenv(k), ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	f := &Fargate{
+		Cluster: getenv(EnvSandboxCluster), TaskDefinition: getenv(EnvSandboxTaskDefinition), Container: getenv(EnvSandboxContainer),
+		Subnets: list(EnvSandboxSubnets), SecurityGroups: list(EnvSandboxSecurityGroups), KeySecret: getenv(EnvSandboxKeySecret),
+	}
+	if f.Container == "" {
+		f.Container = "sandboxd"
+	}
+	var missing []string
+	for _, k := range []string{EnvSandboxTaskDefinition, EnvSandboxSubnets, EnvSandboxSecurityGroups, EnvSandboxKeySecret} {
+		if strings.TrimSpace(getenv(k)) == "" {
+			missing = append(missing, k)
+		}
+	}
+	if s := getenv(EnvSandboxIdle); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return nil, nil, fmt.Errorf("%s=%q: want a positive number of seconds", EnvSandboxIdle, s)
+		}
+		f.IdleTimeout = time.Duration(n) * time.Second
+	}
+	return f, missing, nil
+}
+
+// sandboxes is the deployment's SandboxProvider: with Fargate settings
+// only the "fargate" kind is served (tools never run in the process that
+// holds the runtime's credentials); without them, as on a local endpoint,
+// "local" directories under SandboxDir.
+func sandboxes(ctx context.Context, c Config, awsCfg aws.Config, sessions placement.Sessions) (contracts.SandboxProvider, error) {
+	if c.Fargate == nil {
+		dir := c.SandboxDir
+		if dir == "" {
+			dir = filepath.Join("/tmp", "cairn-sandboxes")
+		}
+		return &placement.Router{Default: "local", Kinds: map[string]contracts.SandboxProvider{"local": local.NewProvider(dir, local.Options{Env: c.Env})}}, nil
+	}
+	f := c.Fargate
+	getenv := c.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	key, err := secrets.Resolver{Getenv: getenv, SecretsManager: secretsmanager.NewFromConfig(awsCfg)}.Resolve(ctx, f.KeySecret)
+	if err != nil {
+		return nil, fmt.Errorf("aws backend: sandbox key: %w", err)
+	}
+	p, err := fargate.New(fargate.Config{
+		ECS: ecs.NewFromConfig(awsCfg), Cluster: f.Cluster, TaskDefinition: f.TaskDefinition, Container: f.Container,
+		Subnets: f.Subnets, SecurityGroups: f.SecurityGroups, Sessions: sessions,
+		Tokens: placement.Tokens{Key: []byte(key)}, IdleTimeout: f.IdleTimeout, Log: c.Log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("aws backend: %w", err)
+	}
+	return &placement.Router{Default: fargate.Kind, Kinds: map[string]contracts.SandboxProvider{fargate.Kind: p}}, nil
+}

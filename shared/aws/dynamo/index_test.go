@@ -1,0 +1,140 @@
+package dynamo
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/testkit/awstest"
+)
+
+func TestSparseUnfinishedIndex(t *testing.T) {
+	e := env(t)
+	s := e.store(t, Options{})
+	ctx := awstest.Context(t)
+	p := uniq(t)
+	var subs []contracts.Submission
+	for i, ph := range []contracts.Phase{contracts.PhaseAccepted, contracts.PhaseModel, contracts.PhaseTools} {
+		sub, _, err := s.CreateSubmission(ctx, newSub(fmt.Sprintf("%s-%d", p, i), p+"-sess", ph, t0.Add(time.Duration(i)*time.Second)))
+		if err != nil {
+			t.Fatalf("CreateSubmission: %v", err)
+		}
+		subs = append(subs, sub)
+	}
+	inIndex := func(sub contracts.Submission) bool {
+		return getS(raw(t, e, sessionPK(sub.SessionID), recordSK(sub.ID)), attrGSIPK) != ""
+	}
+	for _, sub := range subs {
+		if !inIndex(sub) {
+			t.Errorf("non-terminal %s carries no GSI key", sub.ID)
+		}
+	}
+	for i, ph := range []contracts.Phase{contracts.PhaseCommitted, contracts.PhaseFailed} {
+		subs[i].Phase = ph
+		if _, err := s.UpdateSubmission(ctx, subs[i], subs[i].Version); err != nil {
+			t.Fatalf("UpdateSubmission(%s → %s): %v", subs[i].ID, ph, err)
+		}
+		if inIndex(subs[i]) {
+			t.Errorf("terminal %s still carries the GSI key", subs[i].ID)
+		}
+	}
+	list, err := s.ListUnfinished(ctx, 0)
+	if err != nil {
+		t.Fatalf("ListUnfinished: %v", err)
+	}
+	var mine []string
+	for _, sub := range list {
+		if strings.HasPrefix(sub.ID, p) {
+			mine = append(mine, sub.ID)
+		}
+	}
+	if want := []string{subs[2].ID}; !reflect.DeepEqual(mine, want) {
+		t.Errorf("ListUnfinished = %v, want %v", mine, want)
+	}
+}
+
+func TestPagination(t *testing.T) {
+	e := env(t)
+	s := e.store(t, Options{})
+	s.pageSize = 2 // every Query returns at most 2 items per page
+	ctx := awstest.Context(t)
+	p := uniq(t)
+	const n = 7
+	var wantIDs []string
+	for i := range n {
+		id := fmt.Sprintf("%s-%02d", p, i)
+		wantIDs = append(wantIDs, id)
+		if _, _, err := s.CreateSubmission(ctx, newSub(id, p+"-sess", contracts.PhaseAccepted, t0.Add(time.Duration(i)))); err != nil {
+			t.Fatalf("CreateSubmission: %v", err)
+		}
+		if _, err := s.CreateSession(ctx, contracts.Session{ID: id, CreatedAt: t0}); err != nil {
+			t.Fatalf("CreateSession: %v", err)
+		}
+		if err := s.MarkToolStarted(ctx, p, 1, fmt.Sprint("call-", i)); err != nil {
+			t.Fatalf("MarkToolStarted: %v", err)
+		}
+		if err := s.AppendEvents(ctx, contracts.Event{SubmissionID: p, Key: fmt.Sprint("k", i), Type: contracts.EventStep, At: t0}); err != nil {
+			t.Fatalf("AppendEvents: %v", err)
+		}
+	}
+	chunks := make([]contracts.ModelEvent, n)
+	for i := range chunks {
+		chunks[i] = contracts.ModelEvent{Type: contracts.ModelText, Text: fmt.Sprint(i)}
+	}
+	if err := s.PutChunks(ctx, p, 0, chunks...); err != nil {
+		t.Fatalf("PutChunks: %v", err)
+	}
+
+	ids := func(subs []contracts.Submission) []string {
+		var out []string
+		for _, x := range subs {
+			if strings.HasPrefix(x.ID, p) {
+				out = append(out, x.ID)
+			}
+		}
+		return out
+	}
+	check := func(what string, got, want any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+		} else if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %v, want %v", what, got, want)
+		}
+	}
+	all, err := s.ListSubmissions(ctx, p+"-sess", "", 0)
+	check("ListSubmissions(all)", ids(all), wantIDs, err)
+	acc, err := s.ListSubmissions(ctx, p+"-sess", contracts.PhaseAccepted, 5)
+	check("ListSubmissions(ACCEPTED, 5)", ids(acc), wantIDs[:5], err)
+	unf, err := s.ListUnfinished(ctx, 0)
+	check("ListUnfinished", ids(unf), wantIDs, err)
+	recs, err := s.ToolRecords(ctx, p, 1)
+	check("len(ToolRecords)", len(recs), n, err)
+	evs, err := s.ListEvents(ctx, p, 0, 0)
+	check("len(ListEvents)", len(evs), n, err)
+	evs, err = s.ListEvents(ctx, p, 2, 3)
+	var keys []string
+	for _, ev := range evs {
+		keys = append(keys, ev.Key)
+	}
+	check("ListEvents(after 2, limit 3)", keys, []string{"k2", "k3", "k4"}, err)
+	st, err := s.GetStream(ctx, p)
+	check("GetStream chunks", st.Chunks, chunks, err)
+	sess, err := s.ListSessions(ctx, 0)
+	var sessIDs []string
+	for _, x := range sess {
+		if strings.HasPrefix(x.ID, p) {
+			sessIDs = append(sessIDs, x.ID)
+		}
+	}
+	var newestFirst []string
+	for i := n - 1; i >= 0; i-- {
+		newestFirst = append(newestFirst, wantIDs[i])
+	}
+	check("ListSessions", sessIDs, newestFirst, err)
+	three, err := s.ListSessions(ctx, 3)
+	check("len(ListSessions(3))", len(three), 3, err)
+}

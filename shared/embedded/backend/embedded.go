@@ -1,0 +1,219 @@
+// Package embedded is the local backend: one data directory holding a
+// SQLite file (journal, transcript, streams, events, queue) and the
+// sessions' sandbox directories, owned by one process at a time (a lock
+// file). It makes the ports and hands them to the construction seam,
+// assemble.New. Because it is the only owner, a new boot treats every
+// lease it finds as dead: it breaks them, releases in-flight queue
+// messages and re-drives every unfinished submission at once.
+//
+// # Usage
+//
+//	rt, err := backend.New(ctx, backend.Config{DataDir: dir, Env: os.Environ()})
+//	defer rt.Close()
+//	go rt.Serve(ctx)
+package backend
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/embedded/sqlite"
+	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/model/providers"
+	"github.com/cairnrun/cairn/shared/model/scripted"
+	"github.com/cairnrun/cairn/shared/repair"
+	"github.com/cairnrun/cairn/shared/sandbox/local"
+	"github.com/cairnrun/cairn/shared/sandbox/placement"
+	"github.com/cairnrun/cairn/shared/sandbox/proc"
+	"github.com/cairnrun/cairn/shared/secrets"
+	"github.com/cairnrun/cairn/shared/tools"
+	"github.com/cairnrun/cairn/shared/workflow/isolate"
+)
+
+// Config of the embedded backend.
+type Config struct {
+	DataDir string
+	// Env is the base environment for sandboxed commands (scrubbed of the
+	// runtime's secrets by the sandbox).
+	Env []string
+	// Sandbox tunes the local sandboxes (timeouts, caps).
+	Sandbox local.Options
+	// SandboxKind is the default kind of a session's sandbox: "local"
+	// (default: a directory, commands as subprocesses of this process) or
+	// "process" (sandboxd on loopback, the local stand-in for Fargate).
+	SandboxKind string
+	// Sandboxd runs sandboxd for the "process" kind: the binary and the
+	// arguments before its flags (`cairn sandboxd`: [cairn, "sandboxd"]).
+	// Without it only "local" is served.
+	Sandboxd []string
+	// Isolate, when set, serves workflows: the command that evaluates a
+	// script in a process of its own (`cairn isolate`: [cairn, "isolate"]).
+	Isolate []string
+	// Getenv, when set, configures the real model providers (anthropic,
+	// openai, bedrock) from the environment (shared/model/providers);
+	// without it only "scripted" is served.
+	Getenv func(string) string
+	// Models adds or replaces model providers.
+	Models map[string]contracts.ModelClient
+	// Runtime is passed to assemble.New; Owner is filled in.
+	Runtime assemble.Config
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// New opens (or creates) the data directory and assembles the runtime.
+func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("embedded backend: DataDir is required")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	lock, err := lockDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := sqlite.Open(filepath.Join(cfg.DataDir, "cairn.db"), sqlite.Options{})
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("opening journal: %w", err)
+	}
+	sbOpts := cfg.Sandbox
+	sbOpts.Env = cfg.Env
+	models := map[string]contracts.ModelClient{"scripted": scripted.New()}
+	if cfg.Getenv != nil {
+		loadAWS := func(ctx context.Context) (aws.Config, error) { return config.LoadDefaultConfig(ctx) }
+		if models, err = providers.FromEnv(providers.Config{
+			Getenv: cfg.Getenv, AWS: loadAWS,
+			Secrets: secrets.Resolver{Getenv: cfg.Getenv, SecretsManager: secrets.Lazy(loadAWS)},
+		}); err != nil {
+			store.Close()
+			lock.Close()
+			return nil, err
+		}
+	}
+	for k, v := range cfg.Models {
+		models[k] = v
+	}
+	clock := wallClock{}
+	sandboxes, closeSandboxes, err := sandboxProviders(cfg, store, sbOpts)
+	if err != nil {
+		store.Close()
+		lock.Close()
+		return nil, err
+	}
+	ports := assemble.Ports{
+		Journal: store, Transcript: store, Streams: store, Events: store, Queue: store,
+		Sandboxes: sandboxes,
+		Registry:  tools.NewRegistry(), Models: models, Clock: clock, IDs: ids.New(clock),
+		Close: func() error { return errors.Join(closeSandboxes(), store.Close(), lock.Close()) },
+	}
+	if len(cfg.Isolate) > 0 {
+		ports.Workflows, ports.Evaluator = store.Workflows(), &isolate.Runner{Command: cfg.Isolate}
+	}
+	rc := cfg.Runtime
+	rc.Owner = "boot_" + randHex(6)
+	rt, err := assemble.New(ports, rc)
+	if err != nil {
+		ports.Close()
+		return nil, err
+	}
+	if err := recoverBoot(ctx, rt, store); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return rt, nil
+}
+
+// sandboxProviders serves "local" sandboxes under DATA/sandboxes and, with
+// Config.Sandboxd, "process" ones under DATA/sandboxd (their tokens derived
+// from the key in DATA/sandbox.key); SandboxKind picks the default.
+func sandboxProviders(cfg Config, store *sqlite.Store, opts local.Options) (contracts.SandboxProvider, func() error, error) {
+	kinds := map[string]contracts.SandboxProvider{"local": local.NewProvider(filepath.Join(cfg.DataDir, "sandboxes"), opts)}
+	closeAll := func() error { return nil }
+	if len(cfg.Sandboxd) > 0 {
+		key, err := placement.LoadOrCreateKey(filepath.Join(cfg.DataDir, "sandbox.key"))
+		if err != nil {
+			return nil, nil, err
+		}
+		pp, err := proc.New(proc.Config{
+			Binary: cfg.Sandboxd[0], Args: cfg.Sandboxd[1:], BaseDir: filepath.Join(cfg.DataDir, "sandboxd"),
+			Sessions: store, Tokens: placement.Tokens{Key: key}, Env: opts.Env, Log: cfg.Runtime.Log,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		kinds[proc.Kind] = pp
+		closeAll = pp.Close
+	}
+	def := cfg.SandboxKind
+	if def == "" {
+		def = "local"
+	}
+	if kinds[def] == nil {
+		return nil, nil, fmt.Errorf("embedded backend: sandbox kind %q: want local, or process with a sandboxd command", def)
+	}
+	return &placement.Router{Default: def, Kinds: kinds}, closeAll, nil
+}
+
+// recoverBoot re-drives whatever a previous process left unfinished.
+func recoverBoot(ctx context.Context, rt *assemble.Runtime, store *sqlite.Store) error {
+	n, err := rt.Repair.BreakForeignLeases(ctx, rt.Owner)
+	if err != nil {
+		return fmt.Errorf("boot recovery: %w", err)
+	}
+	if err := store.ReleaseInflight(ctx); err != nil {
+		return fmt.Errorf("boot recovery: %w", err)
+	}
+	eager := &repair.Repairer{Engine: rt.Engine, StuckAfter: time.Nanosecond}
+	rep, err := eager.Run(ctx)
+	if err != nil {
+		return fmt.Errorf("boot recovery: %w", err)
+	}
+	if n+rep.Redriven+rep.Started+rep.Failed+rep.Poison > 0 {
+		rt.Log.Info("boot recovery", "leases_broken", n, "redriven", rep.Redriven, "started", rep.Started, "failed", rep.Failed, "poison", rep.Poison)
+	}
+	return nil
+}
+
+type dirLock struct{ f *os.File }
+
+func (l dirLock) Close() error { return l.f.Close() } // closing drops the flock
+
+func lockDir(dir string) (dirLock, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "cairn.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return dirLock{}, fmt.Errorf("opening lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return dirLock{}, fmt.Errorf("data dir %s is in use by another cairn process (stop it, or talk to it with --addr): %w", dir, err)
+	}
+	return dirLock{f}, nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Logger is the default JSON logger of the embedded binaries.
+func Logger(w *os.File, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}

@@ -1,0 +1,267 @@
+package fargate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/placement"
+	"github.com/cairnrun/cairn/shared/sandbox/remote"
+)
+
+// Kind is the sandbox kind this package serves.
+const Kind = "fargate"
+
+// SessionTag is the ECS tag key carrying the session id on every task.
+const SessionTag = "cairn:session"
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultPort        = 7070
+	DefaultWaitRunning = 2 * time.Minute
+	DefaultPollEvery   = 2 * time.Second
+	DefaultIdleTimeout = 15 * time.Minute
+	// probeTimeout bounds one health probe of a sandbox.
+	probeTimeout = 5 * time.Second
+	// connectTimeout bounds connecting to a task's sandboxd.
+	connectTimeout = 3 * time.Second
+	// cleanupTimeout bounds stopping a task after the caller's context is
+	// gone.
+	cleanupTimeout = 30 * time.Second
+	// acquireRounds bounds how often Acquire starts over after losing the
+	// session record to another process.
+	acquireRounds = 3
+)
+
+// ECSAPI is the part of the ECS client the provider uses (*ecs.Client
+// satisfies it; tests wrap it to count calls).
+type ECSAPI interface {
+	RunTask(ctx context.Context, in *ecs.RunTaskInput, opts ...func(*ecs.Options)) (*ecs.RunTaskOutput, error)
+	DescribeTasks(ctx context.Context, in *ecs.DescribeTasksInput, opts ...func(*ecs.Options)) (*ecs.DescribeTasksOutput, error)
+	StopTask(ctx context.Context, in *ecs.StopTaskInput, opts ...func(*ecs.Options)) (*ecs.StopTaskOutput, error)
+}
+
+// Sandbox is what Dial returns: the SandboxAPI of a sandboxd plus its
+// health check (a *remote.Client).
+type Sandbox = placement.Remote
+
+// Config configures a Provider. ECS, Cluster, TaskDefinition, Container,
+// Subnets, Sessions and a Tokens key are required.
+type Config struct {
+	ECS            ECSAPI
+	Cluster        string
+	TaskDefinition string // family[:revision] or ARN; its command runs sandboxd on 0.0.0.0:Port
+	Container      string // the sandboxd container's name in the task definition
+	Subnets        []string
+	SecurityGroups []string
+	// Sessions is where the sandbox record is kept (the journal).
+	Sessions placement.Sessions
+	// Tokens derives each sandbox's bearer token from its record.
+	Tokens placement.Tokens
+	// Port is sandboxd's port in the task (default DefaultPort).
+	Port int
+	// IdleTimeout is passed to sandboxd as SANDBOXD_IDLE_TIMEOUT (default
+	// DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// WaitRunning bounds a new task's way to RUNNING and a healthy
+	// sandboxd (default DefaultWaitRunning).
+	WaitRunning time.Duration
+	// PollEvery is the DescribeTasks and health polling interval (default
+	// DefaultPollEvery).
+	PollEvery time.Duration
+	// Dial makes the client of a sandboxd (default remote.New
+	// sharing one HTTP client of the provider, placement.HTTPClient).
+	Dial func(endpoint, token string) (Sandbox, error)
+	// Endpoint maps a task's private IP and Port to sandboxd's base URL
+	// (default http://IP:PORT).
+	Endpoint func(privateIP string, port int) string
+	// Log receives lifecycle messages (never a token); nil discards.
+	Log *slog.Logger
+}
+
+// Provider is the "fargate" SandboxProvider. It is safe for concurrent use;
+// concurrent Acquires of one session in one Provider run at most one task.
+type Provider struct {
+	cfg   Config
+	log   *slog.Logger
+	locks placement.Locks
+}
+
+var _ contracts.SandboxProvider = (*Provider)(nil)
+
+// New checks cfg and returns a provider. It calls nothing.
+func New(cfg Config) (*Provider, error) {
+	missing := ""
+	switch {
+	case cfg.ECS == nil:
+		missing = "ECS client"
+	case cfg.Cluster == "":
+		missing = "cluster"
+	case cfg.TaskDefinition == "":
+		missing = "task definition"
+	case cfg.Container == "":
+		missing = "container name"
+	case len(cfg.Subnets) == 0:
+		missing = "subnets"
+	case cfg.Sessions == nil:
+		missing = "session store"
+	}
+	if missing != "" {
+		return nil, fmt.Errorf("configuring fargate sandboxes: no %s: %w", missing, contracts.ErrInvalid)
+	}
+	if err := cfg.Tokens.Check(); err != nil {
+		return nil, fmt.Errorf("configuring fargate sandboxes: %w", err)
+	}
+	if cfg.Port <= 0 {
+		cfg.Port = DefaultPort
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.WaitRunning <= 0 {
+		cfg.WaitRunning = DefaultWaitRunning
+	}
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = DefaultPollEvery
+	}
+	if cfg.Dial == nil {
+		opts := remote.Options{HTTPClient: placement.HTTPClient(connectTimeout)}
+		cfg.Dial = func(endpoint, token string) (Sandbox, error) {
+			c, err := remote.New(endpoint, token, opts)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		}
+	}
+	if cfg.Endpoint == nil {
+		cfg.Endpoint = func(ip string, port int) string { return "http://" + net.JoinHostPort(ip, strconv.Itoa(port)) }
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Provider{cfg: cfg, log: log}, nil
+}
+
+// Acquire returns the session's sandbox: the recorded task when its
+// fingerprint matches, ECS reports it RUNNING and sandboxd answers with its
+// token; else a new task, recorded on the session (the old one stopped).
+func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts.SandboxSpec) (contracts.SandboxAPI, error) {
+	if spec.Kind != "" && spec.Kind != Kind {
+		return nil, fmt.Errorf("acquiring sandbox for session %s: kind %q (this provider serves %q): %w", sessionID, spec.Kind, Kind, contracts.ErrInvalid)
+	}
+	if sessionID == "" || len(sessionID) > 256 {
+		return nil, fmt.Errorf("acquiring sandbox: session id %q is empty or longer than an ECS tag value: %w", sessionID, contracts.ErrInvalid)
+	}
+	spec.Kind = Kind // "" and "fargate" are the same placement
+	fp := placement.Fingerprint(spec)
+	unlock, err := p.locks.Lock(ctx, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+	}
+	defer unlock()
+
+	for range acquireRounds {
+		s, err := p.cfg.Sessions.GetSession(ctx, sessionID)
+		if err != nil {
+			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+		}
+		old := s.Sandbox
+		if old != nil && old.Kind == Kind {
+			sb, err := p.reuse(ctx, sessionID, old, fp)
+			if err != nil {
+				return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+			}
+			if sb != nil {
+				return sb, nil
+			}
+		}
+		sb, rec, err := p.launch(ctx, sessionID, spec, fp)
+		if err != nil {
+			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+		}
+		if _, err := placement.Replace(ctx, p.cfg.Sessions, sessionID, old, rec); err != nil {
+			p.stopQuietly(ctx, sessionID, rec.ID, "cairn: lost the race to record the session's sandbox")
+			if errors.Is(err, contracts.ErrConflict) {
+				p.log.Info("another process placed the sandbox first, reconnecting", "session_id", sessionID, "task_arn", rec.ID)
+				continue
+			}
+			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+		}
+		p.log.Info("sandbox task recorded", "session_id", sessionID, "task_arn", rec.ID, "endpoint", rec.Endpoint, "replaces", placement.Describe(old))
+		return sb, nil
+	}
+	return nil, fmt.Errorf("acquiring sandbox for session %s: the session's sandbox kept changing under concurrent placements: %w", sessionID, contracts.ErrConflict)
+}
+
+// reuse returns a client of the recorded task if it fits and works, or nil
+// after stopping it when it does not (a stopped or missing task needs no
+// stop). An ECS error is returned: without knowing the task's state a new
+// one must not be run beside it.
+func (p *Provider) reuse(ctx context.Context, sessionID string, old *contracts.SandboxRecord, fp string) (Sandbox, error) {
+	task, err := p.describe(ctx, old.ID)
+	if err != nil {
+		return nil, err
+	}
+	if old.Fingerprint == fp && running(task) {
+		sb, err := p.cfg.Dial(old.Endpoint, p.cfg.Tokens.Mint(sessionID, old.TokenRef))
+		if err == nil {
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			err = placement.Probe(pctx, sb)
+			cancel()
+			if err == nil {
+				p.log.Debug("sandbox reconnected", "session_id", sessionID, "task_arn", old.ID)
+				return sb, nil
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		p.log.Info("recorded sandbox task unhealthy, replacing it", "session_id", sessionID, "task_arn", old.ID, "error", err)
+	} else {
+		p.log.Info("recorded sandbox task does not fit, replacing it", "session_id", sessionID, "task_arn", old.ID,
+			"last_status", lastStatus(task), "fingerprint_changed", old.Fingerprint != fp)
+	}
+	if !down(task) {
+		p.stopQuietly(ctx, sessionID, old.ID, "cairn: sandbox replaced")
+	}
+	return nil, nil
+}
+
+// Release stops the session's recorded task and clears the record. A
+// session holding no "fargate" sandbox is left alone.
+func (p *Provider) Release(ctx context.Context, sessionID string) error {
+	unlock, err := p.locks.Lock(ctx, sessionID)
+	if err != nil {
+		return fmt.Errorf("releasing sandbox of session %s: %w", sessionID, err)
+	}
+	defer unlock()
+	s, err := p.cfg.Sessions.GetSession(ctx, sessionID)
+	if err != nil {
+		return fmt.Errorf("releasing sandbox of session %s: %w", sessionID, err)
+	}
+	rec := s.Sandbox
+	if rec == nil || rec.Kind != Kind {
+		return nil
+	}
+	if err := p.stop(ctx, rec.ID, "cairn: sandbox released"); err != nil {
+		return fmt.Errorf("releasing sandbox of session %s: %w", sessionID, err)
+	}
+	if _, err := placement.Replace(ctx, p.cfg.Sessions, sessionID, rec, nil); err != nil {
+		if errors.Is(err, contracts.ErrConflict) {
+			return nil // a newer sandbox was placed meanwhile: it is not ours to clear
+		}
+		return fmt.Errorf("releasing sandbox of session %s: %w", sessionID, err)
+	}
+	p.log.Info("sandbox released", "session_id", sessionID, "task_arn", rec.ID)
+	return nil
+}

@@ -1,0 +1,257 @@
+package fargate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ecs"
+	"github.com/aws/aws-sdk-go-v2/service/ecs/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/placement"
+)
+
+// startedBy marks every sandbox task (ListTasks --started-by finds them).
+const startedBy = "cairn-sandbox"
+
+// launch runs a new task for the session and returns a healthy client and
+// the record to store. On any failure after RunTask the task is stopped.
+func (p *Provider) launch(ctx context.Context, sessionID string, spec contracts.SandboxSpec, fp string) (Sandbox, *contracts.SandboxRecord, error) {
+	ref := placement.NewRef()
+	token := p.cfg.Tokens.Mint(sessionID, ref)
+	out, err := p.cfg.ECS.RunTask(ctx, p.runTaskInput(sessionID, spec, placement.HashHex(token)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("running sandbox task: %w: %w", contracts.ErrUnavailable, err)
+	}
+	if len(out.Tasks) == 0 || out.Tasks[0].TaskArn == nil {
+		return nil, nil, fmt.Errorf("running sandbox task: ECS placed no task (%s): %w", failures(out.Failures), contracts.ErrUnavailable)
+	}
+	arn := *out.Tasks[0].TaskArn
+	p.log.Info("sandbox task started", "session_id", sessionID, "task_arn", arn)
+
+	sb, endpoint, err := p.await(ctx, arn, token)
+	if err != nil {
+		p.stopQuietly(ctx, sessionID, arn, "cairn: sandbox did not come up")
+		return nil, nil, err
+	}
+	return sb, &contracts.SandboxRecord{
+		Kind: Kind, ID: arn, Endpoint: endpoint, TokenRef: ref, Fingerprint: fp, StartedAt: time.Now().UTC(),
+	}, nil
+}
+
+func (p *Provider) runTaskInput(sessionID string, spec contracts.SandboxSpec, tokenHash string) *ecs.RunTaskInput {
+	over := &types.TaskOverride{ContainerOverrides: []types.ContainerOverride{{
+		Name: aws.String(p.cfg.Container),
+		Environment: []types.KeyValuePair{
+			{Name: aws.String(placement.EnvTokenSHA256), Value: aws.String(tokenHash)},
+			{Name: aws.String(placement.EnvIdleTimeout), Value: aws.String(p.cfg.IdleTimeout.String())},
+		},
+	}}}
+	if spec.CPU > 0 {
+		over.Cpu = aws.String(strconv.Itoa(spec.CPU))
+	}
+	if spec.MemoryMiB > 0 {
+		over.Memory = aws.String(strconv.Itoa(spec.MemoryMiB))
+	}
+	return &ecs.RunTaskInput{
+		Cluster:        aws.String(p.cfg.Cluster),
+		TaskDefinition: aws.String(p.cfg.TaskDefinition),
+		LaunchType:     types.LaunchTypeFargate,
+		Count:          aws.Int32(1),
+		NetworkConfiguration: &types.NetworkConfiguration{AwsvpcConfiguration: &types.AwsVpcConfiguration{
+			Subnets:        p.cfg.Subnets,
+			SecurityGroups: p.cfg.SecurityGroups,
+			AssignPublicIp: types.AssignPublicIpDisabled,
+		}},
+		Overrides: over,
+		StartedBy: aws.String(startedBy),
+		Tags:      []types.Tag{{Key: aws.String(SessionTag), Value: aws.String(sessionID)}},
+	}
+}
+
+// await waits, within WaitRunning, for the task to be RUNNING and its
+// sandboxd to answer with the token; it returns the client and endpoint.
+func (p *Provider) await(ctx context.Context, arn, token string) (Sandbox, string, error) {
+	wctx, cancel := context.WithTimeout(ctx, p.cfg.WaitRunning)
+	defer cancel()
+	timedOut := func(what, status string, last error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		detail := status
+		if last != nil {
+			detail = strings.TrimPrefix(detail+"; last error: "+last.Error(), "; ")
+		}
+		return fmt.Errorf("sandbox task %s: %s after %s (%s): %w: %w", arn, what, p.cfg.WaitRunning, detail, contracts.ErrUnavailable, contracts.ErrTimeout)
+	}
+
+	var task *types.Task
+	status := "not yet visible to DescribeTasks"
+	var lastErr error // the last failure not caused by our own deadline
+	for task == nil {
+		t, err := p.describe(wctx, arn)
+		switch {
+		case err != nil:
+			if wctx.Err() == nil {
+				lastErr = err
+			}
+		case running(t):
+			task = t
+			continue
+		case t != nil && down(t):
+			return nil, "", fmt.Errorf("sandbox task %s stopped before it ran (%s): %w", arn, stoppedReason(t), contracts.ErrUnavailable)
+		case t != nil:
+			status = lastStatus(t)
+		}
+		if !p.pause(wctx) {
+			return nil, "", timedOut("not RUNNING", "last status "+status, lastErr)
+		}
+	}
+	ip := privateIP(task)
+	if ip == "" {
+		return nil, "", fmt.Errorf("sandbox task %s is RUNNING without a private IPv4 address on its ENI: %w", arn, contracts.ErrUnavailable)
+	}
+	endpoint := p.cfg.Endpoint(ip, p.cfg.Port)
+	sb, err := p.cfg.Dial(endpoint, token)
+	if err != nil {
+		return nil, "", fmt.Errorf("sandbox task %s at %s: %w", arn, endpoint, err)
+	}
+	for {
+		pctx, pcancel := context.WithTimeout(wctx, probeTimeout)
+		err := placement.Probe(pctx, sb)
+		pcancel()
+		if err == nil {
+			return sb, endpoint, nil
+		}
+		if wctx.Err() == nil {
+			lastErr = err
+		}
+		if !p.pause(wctx) {
+			return nil, "", timedOut("sandboxd not healthy at "+endpoint, "", lastErr)
+		}
+	}
+}
+
+// pause waits PollEvery; false when ctx ended first.
+func (p *Provider) pause(ctx context.Context) bool {
+	t := time.NewTimer(p.cfg.PollEvery)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// describe returns the task, or nil when ECS does not know it (MISSING).
+func (p *Provider) describe(ctx context.Context, arn string) (*types.Task, error) {
+	out, err := p.cfg.ECS.DescribeTasks(ctx, &ecs.DescribeTasksInput{Cluster: aws.String(p.cfg.Cluster), Tasks: []string{arn}})
+	if err != nil {
+		return nil, fmt.Errorf("describing sandbox task %s: %w: %w", arn, contracts.ErrUnavailable, err)
+	}
+	for i := range out.Tasks {
+		if aws.ToString(out.Tasks[i].TaskArn) == arn {
+			return &out.Tasks[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// stop stops the task unless ECS reports it stopped or unknown.
+func (p *Provider) stop(ctx context.Context, arn, reason string) error {
+	task, err := p.describe(ctx, arn)
+	if err != nil {
+		return err
+	}
+	if down(task) {
+		return nil
+	}
+	_, err = p.cfg.ECS.StopTask(ctx, &ecs.StopTaskInput{Cluster: aws.String(p.cfg.Cluster), Task: aws.String(arn), Reason: aws.String(reason)})
+	if err != nil && !isNotFound(err) {
+		return fmt.Errorf("stopping sandbox task %s: %w: %w", arn, contracts.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// stopQuietly stops a task we no longer want, even when ctx has ended, and
+// only logs a failure: the task stops itself when idle anyway.
+func (p *Provider) stopQuietly(ctx context.Context, sessionID, arn, reason string) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := p.stop(sctx, arn, reason); err != nil {
+		p.log.Warn("could not stop sandbox task; it stops itself when idle", "session_id", sessionID, "task_arn", arn, "error", err)
+		return
+	}
+	p.log.Info("sandbox task stopped", "session_id", sessionID, "task_arn", arn, "reason", reason)
+}
+
+func lastStatus(t *types.Task) string {
+	if t == nil {
+		return "MISSING"
+	}
+	return aws.ToString(t.LastStatus)
+}
+
+// running: RUNNING and meant to stay so.
+func running(t *types.Task) bool {
+	return t != nil && aws.ToString(t.LastStatus) == "RUNNING" && aws.ToString(t.DesiredStatus) != "STOPPED"
+}
+
+// down: gone, stopped or on its way there (it never comes back).
+func down(t *types.Task) bool {
+	return t == nil || aws.ToString(t.LastStatus) == "STOPPED" || aws.ToString(t.DesiredStatus) == "STOPPED"
+}
+
+func stoppedReason(t *types.Task) string {
+	if r := aws.ToString(t.StoppedReason); r != "" {
+		return r
+	}
+	return "no reason given"
+}
+
+// privateIP reads privateIPv4Address from the task's ENI attachment.
+func privateIP(t *types.Task) string {
+	for _, a := range t.Attachments {
+		if aws.ToString(a.Type) != "ElasticNetworkInterface" {
+			continue
+		}
+		for _, d := range a.Details {
+			if aws.ToString(d.Name) == "privateIPv4Address" {
+				return aws.ToString(d.Value)
+			}
+		}
+	}
+	return ""
+}
+
+func failures(fs []types.Failure) string {
+	if len(fs) == 0 {
+		return "no failure given"
+	}
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = aws.ToString(f.Reason)
+		if d := aws.ToString(f.Detail); d != "" {
+			parts[i] += ": " + d
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// isNotFound recognises StopTask's answer for a task ECS no longer knows
+// (InvalidParameterException "The referenced task was not found").
+func isNotFound(err error) bool {
+	var ae smithy.APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	var nf *types.ResourceNotFoundException
+	return errors.As(err, &nf) || strings.Contains(strings.ToLower(ae.ErrorMessage()), "not found")
+}

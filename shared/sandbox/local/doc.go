@@ -1,0 +1,30 @@
+// Package sandbox implements the local placement of the SandboxAPI port
+// (DESIGN §6): a workspace directory on the host and subprocesses.
+//
+// It owns path confinement (every path is workspace-relative; "..",
+// absolute paths and symlinks resolving outside the root are refused with
+// contracts.ErrPermission), command execution (`bash -c` in a process group
+// of its own, killed as a whole at the timeout, with output capped per
+// stream and a scrubbed environment whose HOME is the workspace), and the
+// Provider that gives each session a directory under a base directory.
+// sandboxd wraps a Sandbox to serve the same API over HTTP.
+//
+// It imports only the standard library, shared/contracts and doublestar.
+// Only the caller reads the process environment: it passes os.Environ() as
+// Options.Env, and Scrub removes the runtime's secrets from it.
+//
+// # Usage
+//
+//	sb, err := local.New(dir, local.Options{Env: os.Environ()})
+//	if err != nil {
+//		return err
+//	}
+//	err = sb.WriteFile(ctx, contracts.WriteFileRequest{Path: "notes.txt", Content: "hi\n"})
+//	res, err := sb.Exec(ctx, contracts.ExecRequest{Command: "wc -l notes.txt", Timeout: 5 * time.Second})
+//	// res.Stdout == "1 notes.txt\n"
+//
+// For sessions:
+//
+//	p := local.NewProvider(baseDir, local.Options{Env: os.Environ()})
+//	api, err := p.Acquire(ctx, sessionID, spec.Sandbox)
+package local

@@ -1,0 +1,72 @@
+package local
+
+import "strings"
+
+// Secret-looking variables are matched on the upper-cased name.
+var (
+	secretPrefixes = []string{"CAIRN_", "AWS_"}
+	secretSuffixes = []string{"_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY", "_SECRET_KEY", "_PRIVATE_KEY"}
+	secretNames    = []string{"API_KEY", "TOKEN", "SECRET", "PASSWORD", "ACCESS_KEY"}
+)
+
+// defaultPath is used when the base environment has no PATH.
+const defaultPath = "PATH=/usr/local/bin:/usr/bin:/bin"
+
+// Scrub returns env ("NAME=value" entries) without the runtime's secrets:
+// every CAIRN_* and AWS_* variable and every variable whose name ends with
+// _API_KEY, _TOKEN, _SECRET, _PASSWORD, _ACCESS_KEY, _SECRET_KEY or
+// _PRIVATE_KEY (or is exactly API_KEY, TOKEN, SECRET, PASSWORD, ACCESS_KEY),
+// compared case-insensitively. Malformed entries (no name) are dropped too.
+// The input is not modified; order is kept.
+func Scrub(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || secretName(name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	for _, p := range secretPrefixes {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	for _, s := range secretSuffixes {
+		if strings.HasSuffix(n, s) {
+			return true
+		}
+	}
+	for _, s := range secretNames {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
+// commandEnv is the environment of every command: the scrubbed base, HOME set
+// to the workspace root, and a PATH if the base had none.
+func commandEnv(base []string, root string) []string {
+	env := make([]string, 0, len(base)+2)
+	hasPath := false
+	for _, kv := range Scrub(base) {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "HOME", "PWD", "OLDPWD":
+			continue
+		case "PATH":
+			hasPath = true
+		}
+		env = append(env, kv)
+	}
+	if !hasPath {
+		env = append(env, defaultPath)
+	}
+	return append(env, "HOME="+root)
+}

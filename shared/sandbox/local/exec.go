@@ -1,0 +1,243 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// pipeGrace bounds how long output is still drained after the command's
+// process group has been killed: a process that left the group (setsid) may
+// hold the pipes open, and must not hang the call.
+const pipeGrace = time.Second
+
+// exec runs `Shell -c Command` in the workspace (or Dir, confined) in its own
+// process group. At the timeout (Timeout, else DefaultTimeout, clamped to
+// MaxTimeout, and the ctx deadline) the whole group is killed: TimedOut,
+// ExitCode -1. Processes the command leaves behind in its group are killed
+// when it exits. A non-zero exit is a result, not an error.
+func (l *Sandbox) exec(ctx context.Context, r contracts.ExecRequest) (contracts.ExecResult, error) {
+	if r.Command == "" {
+		return contracts.ExecResult{}, fmt.Errorf("exec: empty command: %w", contracts.ErrInvalid)
+	}
+	host, rel, err := l.resolve(r.Dir)
+	if err != nil {
+		return contracts.ExecResult{}, err
+	}
+	fi, err := os.Stat(host)
+	if err != nil {
+		return contracts.ExecResult{}, l.pathError("exec in", rel, err)
+	}
+	if !fi.IsDir() {
+		return contracts.ExecResult{}, fmt.Errorf("exec in %s: not a directory: %w", rel, contracts.ErrInvalid)
+	}
+	return l.run(ctx, []string{l.opts.Shell, "-c", r.Command}, host, r.Stdin, r.Timeout)
+}
+
+// runScript runs Source with the interpreter for Language ("python" or
+// "python3": `Python -` with the source on stdin) in the workspace root,
+// under the same rules as Exec.
+func (l *Sandbox) runScript(ctx context.Context, r contracts.RunScriptRequest) (contracts.ExecResult, error) {
+	switch r.Language {
+	case "python", "python3":
+		return l.run(ctx, []string{l.opts.Python, "-"}, l.root, r.Source, r.Timeout)
+	}
+	return contracts.ExecResult{}, fmt.Errorf("run script: unsupported language %q (supported: python): %w", r.Language, contracts.ErrInvalid)
+}
+
+// run starts argv in dir with stdin, waits for it under the timeout and
+// collects capped output.
+func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, timeout time.Duration) (contracts.ExecResult, error) {
+	if int64(len(stdin)) > l.opts.MaxWrite {
+		return contracts.ExecResult{}, fmt.Errorf("exec: stdin of %d bytes exceeds the %d-byte limit: %w", len(stdin), l.opts.MaxWrite, contracts.ErrTooLarge)
+	}
+	if timeout <= 0 {
+		timeout = l.opts.DefaultTimeout
+	}
+	timeout = min(timeout, l.opts.MaxTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	in, err := stdinFile(stdin)
+	if err != nil {
+		return contracts.ExecResult{}, err
+	}
+	if in != nil {
+		defer in.Close()
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return contracts.ExecResult{}, fmt.Errorf("exec: stdout pipe: %w", err)
+	}
+	defer outR.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outW.Close()
+		return contracts.ExecResult{}, fmt.Errorf("exec: stderr pipe: %w", err)
+	}
+	defer errR.Close()
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = slices.Clip(l.env) // shared by concurrent calls: never appended to in place
+	cmd.Stdout = outW
+	cmd.Stderr = errW
+	if in != nil {
+		cmd.Stdin = in
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	start := time.Now()
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		return contracts.ExecResult{}, fmt.Errorf("exec: starting %s: %w", argv[0], err)
+	}
+	pgid := cmd.Process.Pid
+
+	stdout := make(chan capped, 1)
+	stderr := make(chan capped, 1)
+	go func() { stdout <- drain(outR, l.opts.OutputCap) }()
+	go func() { stderr <- drain(errR, l.opts.OutputCap) }()
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var waitErr error
+	var stopped error // why the group was killed early, if it was
+	select {
+	case waitErr = <-waited:
+	case <-ctx.Done():
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		waitErr = <-waited
+		stopped = ctx.Err()
+	}
+	timedOut := errors.Is(stopped, context.DeadlineExceeded)
+	// Whatever the command left running in its group goes too, so nothing
+	// outlives the call or holds the pipes open.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	deadline := time.Now().Add(pipeGrace)
+	_ = outR.SetReadDeadline(deadline)
+	_ = errR.SetReadDeadline(deadline)
+	o, e := <-stdout, <-stderr
+	duration := time.Since(start)
+
+	if stopped != nil && !timedOut {
+		return contracts.ExecResult{}, fmt.Errorf("exec: %w", stopped)
+	}
+	res := contracts.ExecResult{
+		Stdout:    o.text,
+		Stderr:    e.text,
+		TimedOut:  timedOut,
+		Truncated: o.truncated || e.truncated,
+		Duration:  duration,
+	}
+	switch {
+	case timedOut:
+		res.ExitCode = -1
+	case waitErr == nil:
+		res.ExitCode = 0
+	default:
+		var ee *exec.ExitError
+		if !errors.As(waitErr, &ee) {
+			return contracts.ExecResult{}, fmt.Errorf("exec: waiting for %s: %w", argv[0], waitErr)
+		}
+		res.ExitCode = exitCode(ee.ProcessState)
+	}
+	return res, nil
+}
+
+// exitCode follows the shell convention: 128+n for a death by signal n.
+func exitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// stdinFile returns an unlinked temp file (outside the workspace) holding
+// stdin, or nil for none. A file, unlike a pipe fed by a goroutine, can never
+// block the call when the command does not read it.
+func stdinFile(stdin string) (*os.File, error) {
+	if stdin == "" {
+		return nil, nil
+	}
+	f, err := os.CreateTemp("", "cairn-stdin-*")
+	if err != nil {
+		return nil, fmt.Errorf("exec: stdin file: %w", err)
+	}
+	os.Remove(f.Name())
+	if _, err := io.WriteString(f, stdin); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("exec: writing stdin file: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("exec: rewinding stdin file: %w", err)
+	}
+	return f, nil
+}
+
+// capped is one stream's output, capped with a marker.
+type capped struct {
+	text      string
+	truncated bool
+}
+
+// drain reads r to the end (or until its read deadline), keeping the first
+// limit bytes (cut back to a UTF-8 boundary) and counting the rest, so the
+// child never blocks on a full pipe.
+func drain(r io.Reader, limit int) capped {
+	buf := make([]byte, 0, min(limit, 64<<10))
+	chunk := make([]byte, 32<<10)
+	var omitted int64
+	for {
+		n, err := r.Read(chunk)
+		if n > 0 {
+			room := limit - len(buf)
+			if room >= n {
+				buf = append(buf, chunk[:n]...)
+			} else {
+				if room > 0 {
+					buf = append(buf, chunk[:room]...)
+				}
+				omitted += int64(n - max(room, 0))
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if omitted == 0 {
+		return capped{text: string(buf)}
+	}
+	keep := utf8Boundary(buf)
+	omitted += int64(len(buf) - keep)
+	return capped{
+		text:      string(buf[:keep]) + fmt.Sprintf("\n[output truncated: %d bytes omitted]", omitted),
+		truncated: true,
+	}
+}
+
+// utf8Boundary returns the length of b without a trailing incomplete rune.
+func utf8Boundary(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(b)
+}

@@ -1,0 +1,34 @@
+// Package placement holds what every remote sandbox provider shares
+// (DESIGN §6): the spec fingerprint that decides whether a recorded sandbox
+// still fits, the per-sandbox bearer tokens, the conditional write of a
+// session's SandboxRecord (Record, Replace), the per-session lock that keeps
+// one process from starting two sandboxes (Locks), the check that a
+// recorded sandbox still answers to its token (Probe), and the Router that
+// picks a provider by kind. The providers are shared/sandbox/local ("local"),
+// shared/sandbox/proc ("process") and shared/sandbox/fargate ("fargate").
+//
+// Tokens are never stored: a SandboxRecord keeps only a random TokenRef, and
+// any process holding the deployment key (the tools Lambda, `cairn dev`)
+// derives the token as HMAC-SHA256(key, sessionID/ref). sandboxd is given
+// only the token's SHA-256 (HashHex). Neither the token nor the key is ever
+// logged or recorded.
+//
+// It imports only the standard library and shared/contracts.
+//
+// # Usage
+//
+//	key, err := placement.LoadOrCreateKey(filepath.Join(dataDir, "sandbox.key"))
+//	tokens := placement.Tokens{Key: key}
+//	ref := placement.NewRef()
+//	token := tokens.Mint(sessionID, ref)  // give the client this
+//	hash := placement.HashHex(token)      // give sandboxd this
+//	rec := &contracts.SandboxRecord{Kind: "process", ID: "pid:42", Endpoint: url,
+//		TokenRef: ref, Fingerprint: placement.Fingerprint(spec), StartedAt: now}
+//	sess, err := placement.Replace(ctx, store, sessionID, old, rec) // ErrConflict: another writer placed one
+//
+// A deployment serving several kinds routes by SandboxSpec.Kind:
+//
+//	router := &placement.Router{Default: "process", Kinds: map[string]contracts.SandboxProvider{
+//		"local": local, "process": proc, "fargate": fg}}
+//	sb, err := router.Acquire(ctx, sessionID, spec)
+package placement

@@ -1,0 +1,58 @@
+package placement
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// Remote is a sandbox reached over the network (a remote.Client):
+// the SandboxAPI plus an unauthenticated liveness check.
+type Remote interface {
+	contracts.SandboxAPI
+	Health(ctx context.Context) error
+}
+
+// Probe checks that r answers and accepts its token: Health, then an
+// authenticated Stat of the workspace root. The second call matters because
+// an address can be reused — a loopback port or a private IP recorded for a
+// dead sandbox may now belong to another session's sandboxd, which answers
+// Health but refuses this token (ErrPermission). Every failure wraps
+// contracts.ErrUnavailable.
+func Probe(ctx context.Context, r Remote) error {
+	if err := r.Health(ctx); err != nil {
+		if errors.Is(err, contracts.ErrUnavailable) {
+			return fmt.Errorf("probing sandbox: %w", err)
+		}
+		return fmt.Errorf("probing sandbox: %w: %w", contracts.ErrUnavailable, err)
+	}
+	if _, err := r.Stat(ctx, "."); err != nil {
+		return fmt.Errorf("probing sandbox with its token: %w: %w", contracts.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// HTTPClient returns an HTTP client for a provider to share among the
+// remote sandbox clients it hands out (remote.Options.HTTPClient), so
+// that the many short-lived clients of a long-lived process (one per
+// Acquire) reuse connections instead of each keeping its own idle pool.
+// It uses no proxy (sandboxes are on loopback or private IPs), follows no
+// redirect (a redirect would carry the bearer token elsewhere) and bounds
+// connecting by connectTimeout.
+func HTTPClient(connectTimeout time.Duration) *http.Client {
+	d := &net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext:         d.DialContext,
+			MaxIdleConns:        64,
+			MaxIdleConnsPerHost: 8,
+			IdleConnTimeout:     90 * time.Second,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}

@@ -1,0 +1,40 @@
+// Package sandboxd is the control server of a remote sandbox (DESIGN §6):
+// it serves the eleven SandboxAPI methods of a local.Sandbox over HTTP,
+// speaking the shared/sandbox/proto wire protocol, so that the remote client
+// (shared/sandbox/remote) in another process — a Lambda, the runtime on a
+// laptop — drives a workspace that lives in a Fargate task or a local
+// process.
+//
+// It owns the server side only: bearer-token authentication (the server is
+// given the SHA-256 of the token, never the token, and compares in constant
+// time; a request without the right token is refused with 401 before
+// anything is read or done), the request body limit (413), the protocol
+// version check, running mutating calls to completion even when the client
+// goes away (so the call ledger records their outcome), graceful shutdown
+// and idle shutdown (a task nobody uses stops by itself), and Main, the
+// whole of the sandboxd command. Path confinement, timeouts, output caps,
+// environment scrubbing and the call ledger belong to shared/sandbox/local.
+//
+// It imports the standard library, shared/contracts, shared/sandbox/local and
+// shared/sandbox/proto.
+//
+// # Usage
+//
+//	srv, err := server.New(server.Config{
+//		Workspace:   "/workspace",
+//		StateDir:    "/var/lib/sandboxd",
+//		TokenSHA256: hex.EncodeToString(sum[:]), // sha256 of the bearer token
+//		IdleTimeout: 15 * time.Minute,
+//		Sandbox:     local.Options{Env: env},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	ln, err := net.Listen("tcp", "127.0.0.1:7070")
+//	if err != nil {
+//		return err
+//	}
+//	return srv.Serve(ctx, ln) // nil after ctx ends or the idle timeout
+//
+// In tests, srv.Handler() serves under httptest.NewServer.
+package server

@@ -1,0 +1,104 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/sandbox/local"
+)
+
+// EnvTokenSHA256 names the environment variable holding the hex SHA-256 of
+// the bearer token. Every SANDBOXD_* variable is withheld from sandboxed
+// commands.
+const EnvTokenSHA256 = "SANDBOXD_TOKEN_SHA256"
+
+// EnvIdleTimeout, when set, is the default of --idle-timeout (the Fargate
+// provider sets it per task).
+const EnvIdleTimeout = "SANDBOXD_IDLE_TIMEOUT"
+
+// DefaultAddr is where Main listens without --addr: loopback only.
+const DefaultAddr = "127.0.0.1:7070"
+
+// Main is the whole sandboxd command; functions/sandboxd calls it with the
+// process's arguments (without the program name), environment and streams,
+// and a ctx that ends on SIGTERM/SIGINT. It binds exactly --addr, prints
+// one line "sandboxd listening on http://HOST:PORT" to stdout once
+// listening (with port 0 it names the port chosen), and serves until ctx
+// ends or --idle-timeout passes without a request. Commands get environ
+// minus SANDBOXD_*, scrubbed of the runtime's secrets by the sandbox.
+//
+// It returns the exit status: 0 after a clean stop, 2 for bad flags or a
+// missing or malformed SANDBOXD_TOKEN_SHA256, 1 for any other failure.
+func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sandboxd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := Config{}
+	fs.StringVar(&cfg.Addr, "addr", DefaultAddr, "`host:port` to listen on (only this address is bound)")
+	fs.StringVar(&cfg.Workspace, "workspace", "", "workspace `directory` (required; created if missing)")
+	fs.StringVar(&cfg.StateDir, "state", "", "state `directory` for the call ledger, outside the workspace (required: clients retry mutating calls that carry a call id)")
+	idle := time.Duration(0)
+	if s := lookup(environ, EnvIdleTimeout); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			fmt.Fprintf(stderr, "sandboxd: %s=%q: want a duration such as 15m\n", EnvIdleTimeout, s)
+			return 2
+		}
+		idle = d
+	}
+	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", idle, "stop after this long without a request (0: never; default $"+EnvIdleTimeout+")")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sandboxd: unexpected arguments: %q\n", fs.Args())
+		return 2
+	}
+	if cfg.Workspace == "" || cfg.StateDir == "" {
+		fmt.Fprintln(stderr, "sandboxd: --workspace and --state are required")
+		return 2
+	}
+	cfg.TokenSHA256 = lookup(environ, EnvTokenSHA256)
+	if cfg.TokenSHA256 == "" {
+		fmt.Fprintf(stderr, "sandboxd: %s is not set: refusing to start without a token (set it to the hex sha256 of the bearer token)\n", EnvTokenSHA256)
+		return 2
+	}
+	cfg.Log = slog.New(slog.NewTextHandler(stderr, nil))
+	cfg.Sandbox = local.Options{Env: environ}
+	srv, err := New(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "sandboxd listening on http://%s\n", ln.Addr())
+	if err := srv.Serve(ctx, ln); err != nil {
+		fmt.Fprintf(stderr, "sandboxd: serving: %v\n", err)
+		return 1
+	}
+	cfg.Log.Info("sandboxd: stopped")
+	return 0
+}
+
+// lookup returns the value of the first name=value entry of environ.
+func lookup(environ []string, name string) string {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,221 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/server"
+)
+
+// generous bounds every wait on a stop: far above what it takes, so only a
+// hang fails.
+const generous = 20 * time.Second
+
+// serving runs Serve on a loopback listener and returns its URL, the ctx
+// cancel that stops it and the channel Serve's result arrives on.
+func serving(t *testing.T, cfg server.Config) (url string, stop context.CancelFunc, done <-chan error) {
+	t.Helper()
+	cfg.TokenSHA256 = tokenHash(testToken)
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan error, 1)
+	go func() { ch <- srv.Serve(ctx, ln) }()
+	t.Cleanup(cancel)
+	return "http://" + ln.Addr().String(), cancel, ch
+}
+
+func waitDone(t *testing.T, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(generous):
+		t.Fatal("Serve did not return")
+	}
+}
+
+// waitFile polls until the command under test has written name.
+func waitFile(t *testing.T, name string) string {
+	t.Helper()
+	deadline := time.Now().Add(generous)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b, err := os.ReadFile(name); err == nil && strings.HasSuffix(string(b), "\n") {
+			return strings.TrimSpace(string(b))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", name)
+		}
+		<-tick.C
+	}
+}
+
+// Serve returns by itself once idle, but not while a request runs.
+func TestServeIdleTimeout(t *testing.T) {
+	url, _, done := serving(t, server.Config{Workspace: t.TempDir(), IdleTimeout: 300 * time.Millisecond})
+	c := client(t, url)
+	res, err := c.Exec(t.Context(), contracts.ExecRequest{Command: "sleep 1; echo slept"})
+	if err != nil || res.Stdout != "slept\n" {
+		t.Fatalf("a call longer than the idle timeout: %+v, %v", res, err)
+	}
+	if _, err := c.Stat(t.Context(), "."); err != nil {
+		t.Fatalf("server stopped during the call: %v", err)
+	}
+	waitDone(t, done)
+	if _, err := c.Stat(t.Context(), "."); !errors.Is(err, contracts.ErrUnavailable) {
+		t.Errorf("after the idle stop: %v, want ErrUnavailable", err)
+	}
+}
+
+// On ctx end, in-flight requests finish within the grace period.
+func TestServeGracefulShutdown(t *testing.T) {
+	dir := t.TempDir()
+	url, stop, done := serving(t, server.Config{Workspace: dir, ShutdownGrace: generous})
+	c := client(t, url)
+	got := make(chan contracts.ExecResult, 1)
+	go func() {
+		res, err := c.Exec(context.Background(), contracts.ExecRequest{Command: "echo started > started; sleep 0.3; echo finished"})
+		if err != nil {
+			t.Errorf("in-flight exec: %v", err)
+		}
+		got <- res
+	}()
+	waitFile(t, filepath.Join(dir, "started"))
+	stop()
+	waitDone(t, done)
+	if res := <-got; res.Stdout != "finished\n" {
+		t.Errorf("in-flight exec = %+v", res)
+	}
+}
+
+// Past the grace period, running commands are killed and Serve returns.
+func TestServeGraceExpires(t *testing.T) {
+	dir := t.TempDir()
+	url, stop, done := serving(t, server.Config{Workspace: dir, ShutdownGrace: 100 * time.Millisecond})
+	c := client(t, url)
+	failed := make(chan error, 1)
+	go func() {
+		_, err := c.Exec(context.Background(), contracts.ExecRequest{Command: "echo $$ > pid; exec sleep 600", Timeout: 10 * time.Minute})
+		failed <- err
+	}()
+	pid, err := strconv.Atoi(waitFile(t, filepath.Join(dir, "pid")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	waitDone(t, done)
+	if err := <-failed; err == nil {
+		t.Error("the cut-off exec reported success")
+	}
+	if !gone(pid) {
+		t.Errorf("command %d outlived the server", pid)
+	}
+}
+
+// runMain runs Main in-process and returns the URL it announced.
+func runMain(t *testing.T, ctx context.Context, args, environ []string) (url string, code <-chan int) {
+	t.Helper()
+	r, w := io.Pipe()
+	ch := make(chan int, 1)
+	go func() {
+		ch <- server.Main(ctx, args, environ, w, io.Discard)
+		w.Close()
+	}()
+	line, err := bufio.NewReader(r).ReadString('\n')
+	go io.Copy(io.Discard, r)
+	if err != nil {
+		t.Fatalf("no listening line (exit %d): %v", <-ch, err)
+	}
+	url, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "sandboxd listening on ")
+	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("listening line %q", line)
+	}
+	return url, ch
+}
+
+func TestMainCommand(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	dir := t.TempDir()
+	environ := []string{
+		"PATH=" + os.Getenv("PATH"), "VISIBLE=yes", "SANDBOXD_TOKEN_SHA256=" + tokenHash(testToken),
+		"AWS_SECRET_ACCESS_KEY=leak", "CAIRN_X=leak", "FOO_API_KEY=leak",
+	}
+	url, code := runMain(t, ctx, []string{"--addr", "127.0.0.1:0", "--workspace", dir, "--state", filepath.Join(t.TempDir(), "state")}, environ)
+	c := client(t, url)
+	if err := c.Health(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Exec(t.Context(), contracts.ExecRequest{Command: "env; pwd", CallID: "call-env"})
+	if err != nil || !strings.Contains(res.Stdout, "VISIBLE=yes") {
+		t.Fatalf("exec: %+v, %v", res, err)
+	}
+	for _, bad := range []string{"leak", "SANDBOXD_", tokenHash(testToken)} {
+		if strings.Contains(res.Stdout, bad) {
+			t.Errorf("command sees %q", bad)
+		}
+	}
+	if out, err := c.CallOutcome(t.Context(), "call-env"); err != nil || out.State != contracts.CallDone {
+		t.Errorf("--state gives a ledger: %+v, %v", out, err)
+	}
+	cancel()
+	if got := <-code; got != 0 {
+		t.Errorf("exit %d after ctx end, want 0", got)
+	}
+}
+
+func TestMainRefuses(t *testing.T) {
+	hash := "SANDBOXD_TOKEN_SHA256=" + tokenHash(testToken)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	ws, st := t.TempDir(), t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		environ []string
+		code    int
+	}{
+		{"no token hash", []string{"--addr", "127.0.0.1:0", "--workspace", ws, "--state", st}, nil, 2},
+		{"empty token hash", []string{"--addr", "127.0.0.1:0", "--workspace", ws, "--state", st}, []string{"SANDBOXD_TOKEN_SHA256="}, 2},
+		{"malformed token hash", []string{"--addr", "127.0.0.1:0", "--workspace", ws, "--state", st}, []string{"SANDBOXD_TOKEN_SHA256=xyz"}, 2},
+		{"no workspace", []string{"--addr", "127.0.0.1:0", "--state", st}, []string{hash}, 2},
+		{"no state", []string{"--addr", "127.0.0.1:0", "--workspace", ws}, []string{hash}, 2},
+		{"unknown flag", []string{"--workspace", ws, "--state", st, "--port", "1"}, []string{hash}, 2},
+		{"extra argument", []string{"--workspace", ws, "--state", st, "extra"}, []string{hash}, 2},
+		{"address in use", []string{"--addr", busy.Addr().String(), "--workspace", ws, "--state", st}, []string{hash}, 1},
+	} {
+		var out, errOut strings.Builder
+		if got := server.Main(t.Context(), tc.args, tc.environ, &out, &errOut); got != tc.code {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", tc.name, got, tc.code, errOut.String())
+		}
+		if tc.code == 2 && out.Len() != 0 {
+			t.Errorf("%s: printed %q", tc.name, out.String())
+		}
+		if errOut.Len() == 0 {
+			t.Errorf("%s: no message on stderr", tc.name)
+		}
+	}
+}

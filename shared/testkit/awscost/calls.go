@@ -1,0 +1,67 @@
+package awscost
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// CallCounter counts AWS API calls by "Service.Operation" through an SDK
+// middleware (one count per logical call; SDK retries are not counted).
+// The cost report uses it; it is cheap enough to leave on.
+type CallCounter struct {
+	mu     sync.Mutex
+	counts map[string]int64
+}
+
+// Instrument adds the counting middleware to cfg.
+func (c *CallCounter) Instrument(cfg *aws.Config) {
+	cfg.APIOptions = append(cfg.APIOptions, func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("cairnCallCounter",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				c.add(awsmiddleware.GetServiceID(ctx) + "." + awsmiddleware.GetOperationName(ctx))
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+	})
+}
+
+func (c *CallCounter) add(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil {
+		c.counts = map[string]int64{}
+	}
+	c.counts[key]++
+}
+
+// Snapshot returns the counts so far.
+func (c *CallCounter) Snapshot() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.counts))
+	for k, v := range c.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// Reset zeroes the counts.
+func (c *CallCounter) Reset() {
+	c.mu.Lock()
+	c.counts = nil
+	c.mu.Unlock()
+}
+
+// Keys returns the counted call names, sorted.
+func Keys(m map[string]int64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

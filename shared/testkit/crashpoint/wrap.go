@@ -1,0 +1,193 @@
+package crashpoint
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// Wrap returns p with its JournalStore, TranscriptStore, StreamStore,
+// EventLog and Queue decorated to count and crash per plan. The other ports
+// are unchanged. A nil plan returns p unchanged.
+func Wrap(p assemble.Ports, plan *Plan) assemble.Ports {
+	if plan == nil {
+		return p
+	}
+	p.Journal = journal{p.Journal, plan}
+	p.Transcript = transcript{p.Transcript, plan}
+	p.Streams = streams{p.Streams, plan}
+	p.Events = events{p.Events, plan}
+	q := &queue{Queue: p.Queue, plan: plan, inflight: map[string]string{}}
+	plan.addQueue(q)
+	p.Queue = q
+	return p
+}
+
+type journal struct {
+	contracts.JournalStore
+	plan *Plan
+}
+
+func (j journal) CreateSession(ctx context.Context, s contracts.Session) (out contracts.Session, err error) {
+	j.plan.write("CreateSession", s.ID, func() { out, err = j.JournalStore.CreateSession(ctx, s) })
+	return out, err
+}
+
+func (j journal) UpdateSession(ctx context.Context, s contracts.Session, expected int64) (out contracts.Session, err error) {
+	j.plan.write("UpdateSession", s.ID, func() { out, err = j.JournalStore.UpdateSession(ctx, s, expected) })
+	return out, err
+}
+
+func (j journal) CreateSubmission(ctx context.Context, s contracts.Submission) (out contracts.Submission, created bool, err error) {
+	j.plan.write("CreateSubmission", s.ID, func() { out, created, err = j.JournalStore.CreateSubmission(ctx, s) })
+	return out, created, err
+}
+
+func (j journal) UpdateSubmission(ctx context.Context, s contracts.Submission, expected int64) (out contracts.Submission, err error) {
+	j.plan.write("UpdateSubmission", s.ID, func() { out, err = j.JournalStore.UpdateSubmission(ctx, s, expected) })
+	return out, err
+}
+
+func (j journal) MarkToolStarted(ctx context.Context, submissionID string, step int, callID string) (err error) {
+	j.plan.write("MarkToolStarted", toolKey(submissionID, step, callID), func() {
+		err = j.JournalStore.MarkToolStarted(ctx, submissionID, step, callID)
+	})
+	return err
+}
+
+func (j journal) PutToolResult(ctx context.Context, submissionID string, step int, r contracts.ToolResult) (err error) {
+	j.plan.write("PutToolResult", toolKey(submissionID, step, r.CallID), func() {
+		err = j.JournalStore.PutToolResult(ctx, submissionID, step, r)
+	})
+	return err
+}
+
+func toolKey(submissionID string, step int, callID string) string {
+	return submissionID + "/" + strconv.Itoa(step) + "/" + callID
+}
+
+type transcript struct {
+	contracts.TranscriptStore
+	plan *Plan
+}
+
+func (t transcript) PutNode(ctx context.Context, n contracts.Node) (err error) {
+	t.plan.write("PutNode", n.ID, func() { err = t.TranscriptStore.PutNode(ctx, n) })
+	return err
+}
+
+type streams struct {
+	contracts.StreamStore
+	plan *Plan
+}
+
+func (s streams) PutChunks(ctx context.Context, key string, first int, evs ...contracts.ModelEvent) (err error) {
+	s.plan.write("PutChunks", key, func() { err = s.StreamStore.PutChunks(ctx, key, first, evs...) })
+	return err
+}
+
+func (s streams) Complete(ctx context.Context, key string, resp contracts.ModelResponse) (err error) {
+	s.plan.write("Complete", key, func() { err = s.StreamStore.Complete(ctx, key, resp) })
+	return err
+}
+
+type events struct {
+	contracts.EventLog
+	plan *Plan
+}
+
+func (e events) AppendEvents(ctx context.Context, evs ...contracts.Event) (err error) {
+	key := ""
+	if len(evs) > 0 {
+		key = evs[0].Key
+	}
+	e.plan.write("AppendEvents", key, func() { err = e.EventLog.AppendEvents(ctx, evs...) })
+	return err
+}
+
+// queue decorates a Queue. Besides counting its writes it records the
+// deliveries received and not yet deleted or released, so ReleaseInflight
+// can make them visible again.
+type queue struct {
+	contracts.Queue
+	plan *Plan
+
+	mu       sync.Mutex
+	inflight map[string]string // queue name + "\x00" + message id → latest receipt
+}
+
+func (q *queue) Send(ctx context.Context, name string, m contracts.Message) (err error) {
+	q.plan.write("Send", name+":"+m.DedupID(), func() { err = q.Queue.Send(ctx, name, m) })
+	return err
+}
+
+func (q *queue) Receive(ctx context.Context, name string, max int, visibility time.Duration) ([]contracts.Delivery, error) {
+	ds, err := q.Queue.Receive(ctx, name, max, visibility)
+	q.mu.Lock()
+	for _, d := range ds {
+		id := d.ID
+		if id == "" {
+			id = d.Receipt
+		}
+		q.inflight[name+"\x00"+id] = d.Receipt
+	}
+	q.mu.Unlock()
+	return ds, err
+}
+
+func (q *queue) Delete(ctx context.Context, name, receipt string) (err error) {
+	q.plan.write("Delete", name, func() {
+		if err = q.Queue.Delete(ctx, name, receipt); err == nil {
+			q.forget(name, receipt)
+		}
+	})
+	return err
+}
+
+func (q *queue) Release(ctx context.Context, name, receipt string) (err error) {
+	q.plan.write("Release", name, func() {
+		if err = q.Queue.Release(ctx, name, receipt); err == nil {
+			q.forget(name, receipt)
+		}
+	})
+	return err
+}
+
+func (q *queue) forget(name, receipt string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for k, r := range q.inflight {
+		if r == receipt && strings.HasPrefix(k, name+"\x00") {
+			delete(q.inflight, k)
+		}
+	}
+}
+
+// releaseInflight releases every recorded delivery through the inner
+// queue, uncounted; a receipt the queue no longer honours (the message was
+// deleted meanwhile) is not an error.
+func (q *queue) releaseInflight(ctx context.Context) (int, error) {
+	q.mu.Lock()
+	held := q.inflight
+	q.inflight = map[string]string{}
+	q.mu.Unlock()
+	n := 0
+	var errs []error
+	for k, receipt := range held {
+		name, _, _ := strings.Cut(k, "\x00")
+		switch err := q.Queue.Release(ctx, name, receipt); {
+		case err == nil:
+			n++
+		case errors.Is(err, contracts.ErrNotFound):
+		default:
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}

@@ -1,0 +1,22 @@
+// Package enginetest is the shared test harness for cairn's engine: a whole
+// embedded runtime (SQLite store, local sandboxes, the built-in tools and the
+// scripted model) on a clock the test moves by hand.
+//
+// It owns ManualClock, the Harness that assembles a assemble.Runtime exactly
+// as `cairn dev` would, but in a temporary directory with lease owner Owner
+// and a logger that reports WARN and above through the test log, and the
+// helpers the engine's tests share: create sessions, accept prompts, drain
+// the queues, read and rewrite submissions, render transcripts, lose or peek
+// at queued messages and run a repair pass. A failing helper fails the test.
+//
+// It is for _test.go files only; no production package imports it.
+//
+// # Usage
+//
+//	h := enginetest.New(t)
+//	s := h.Session(contracts.SessionSpec{Model: "scripted:plain"})
+//	sub := h.Submit(s.ID, "hello")
+//	h.Drain()
+//	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted { ... }
+//	h.Clock.Advance(time.Minute)
+package enginetest
