@@ -1,6 +1,6 @@
-// Package fargate is the "fargate" sandbox kind (DESIGN §6): each session's
-// sandbox is sandboxd in an ECS task on Fargate, in private subnets, spoken
-// to over HTTP at the task's private IP.
+// Package fargate is the "fargate" sandbox kind (docs/DESIGN.md §6): each
+// session's sandbox is sandboxd in an ECS task on Fargate, in private
+// subnets, spoken to over HTTP at the task's private IP.
 //
 // Acquire reconnects when the session's record names a "fargate" task with
 // the spec's fingerprint that ECS reports RUNNING and that answers with its
@@ -21,8 +21,9 @@
 // Release stops the task and clears the record. Files live in the task and
 // die with it: a replaced task starts with an empty workspace.
 //
-// It imports the standard library, the ECS client of aws-sdk-go-v2, smithy,
-// shared/contracts, shared/sandbox/placement and shared/sandbox/remote.
+// It may import shared/contracts, shared/sandbox/placement,
+// shared/sandbox/remote, the standard library, the ECS client of
+// aws-sdk-go-v2 and smithy.
 //
 // # Usage
 //

@@ -36,9 +36,6 @@ const (
 	// cleanupTimeout bounds stopping a task after the caller's context is
 	// gone.
 	cleanupTimeout = 30 * time.Second
-	// acquireRounds bounds how often Acquire starts over after losing the
-	// session record to another process.
-	acquireRounds = 3
 )
 
 // ECSAPI is the part of the ECS client the provider uses (*ecs.Client
@@ -78,7 +75,7 @@ type Config struct {
 	// DefaultPollEvery).
 	PollEvery time.Duration
 	// Dial makes the client of a sandboxd (default remote.New
-	// sharing one HTTP client of the provider, placement.HTTPClient).
+	// sharing one HTTP client of the provider, remote.NewHTTPClient).
 	Dial func(endpoint, token string) (Sandbox, error)
 	// Endpoint maps a task's private IP and Port to sandboxd's base URL
 	// (default http://IP:PORT).
@@ -90,9 +87,10 @@ type Config struct {
 // Provider is the "fargate" SandboxProvider. It is safe for concurrent use;
 // concurrent Acquires of one session in one Provider run at most one task.
 type Provider struct {
-	cfg   Config
-	log   *slog.Logger
-	locks placement.Locks
+	cfg      Config
+	log      *slog.Logger
+	locks    placement.Locks
+	acquirer placement.Acquirer // runs Acquire with reuse and newSandbox
 }
 
 var _ contracts.SandboxProvider = (*Provider)(nil)
@@ -133,7 +131,7 @@ func New(cfg Config) (*Provider, error) {
 		cfg.PollEvery = DefaultPollEvery
 	}
 	if cfg.Dial == nil {
-		opts := remote.Options{HTTPClient: placement.HTTPClient(connectTimeout)}
+		opts := remote.Options{HTTPClient: remote.NewHTTPClient(connectTimeout)}
 		cfg.Dial = func(endpoint, token string) (Sandbox, error) {
 			c, err := remote.New(endpoint, token, opts)
 			if err != nil {
@@ -149,65 +147,48 @@ func New(cfg Config) (*Provider, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Provider{cfg: cfg, log: log}, nil
+	p := &Provider{cfg: cfg, log: log}
+	p.acquirer = placement.Acquirer{
+		Kind: Kind, Sessions: cfg.Sessions, Locks: &p.locks, Log: log,
+		IDKey: "task_arn", RecordedMsg: "sandbox task recorded",
+		CheckSessionID: checkSessionTag, Reuse: p.reuse, Start: p.newSandbox,
+	}
+	return p, nil
 }
 
 // Acquire returns the session's sandbox: the recorded task when its
 // fingerprint matches, ECS reports it RUNNING and sandboxd answers with its
 // token; else a new task, recorded on the session (the old one stopped).
 func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts.SandboxSpec) (contracts.SandboxAPI, error) {
-	if spec.Kind != "" && spec.Kind != Kind {
-		return nil, fmt.Errorf("acquiring sandbox for session %s: kind %q (this provider serves %q): %w", sessionID, spec.Kind, Kind, contracts.ErrInvalid)
-	}
-	if sessionID == "" || len(sessionID) > 256 {
-		return nil, fmt.Errorf("acquiring sandbox: session id %q is empty or longer than an ECS tag value: %w", sessionID, contracts.ErrInvalid)
-	}
-	spec.Kind = Kind // "" and "fargate" are the same placement
-	fp := placement.Fingerprint(spec)
-	unlock, err := p.locks.Lock(ctx, sessionID)
-	if err != nil {
-		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
-	}
-	defer unlock()
+	return p.acquirer.Acquire(ctx, sessionID, spec)
+}
 
-	for range acquireRounds {
-		s, err := p.cfg.Sessions.GetSession(ctx, sessionID)
-		if err != nil {
-			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
-		}
-		old := s.Sandbox
-		if old != nil && old.Kind == Kind {
-			sb, err := p.reuse(ctx, sessionID, old, fp)
-			if err != nil {
-				return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
-			}
-			if sb != nil {
-				return sb, nil
-			}
-		}
-		sb, rec, err := p.launch(ctx, sessionID, spec, fp)
-		if err != nil {
-			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
-		}
-		if _, err := placement.Replace(ctx, p.cfg.Sessions, sessionID, old, rec); err != nil {
-			p.stopQuietly(ctx, sessionID, rec.ID, "cairn: lost the race to record the session's sandbox")
-			if errors.Is(err, contracts.ErrConflict) {
-				p.log.Info("another process placed the sandbox first, reconnecting", "session_id", sessionID, "task_arn", rec.ID)
-				continue
-			}
-			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
-		}
-		p.log.Info("sandbox task recorded", "session_id", sessionID, "task_arn", rec.ID, "endpoint", rec.Endpoint, "replaces", placement.Describe(old))
-		return sb, nil
+// checkSessionTag accepts a session id that fits in the task's SessionTag.
+func checkSessionTag(sessionID string) error {
+	if sessionID == "" || len(sessionID) > 256 {
+		return fmt.Errorf("acquiring sandbox: session id %q is empty or longer than an ECS tag value: %w", sessionID, contracts.ErrInvalid)
 	}
-	return nil, fmt.Errorf("acquiring sandbox for session %s: the session's sandbox kept changing under concurrent placements: %w", sessionID, contracts.ErrConflict)
+	return nil
+}
+
+// newSandbox runs a task for Acquire; one whose record is not stored is
+// stopped.
+func (p *Provider) newSandbox(ctx context.Context, sessionID string, spec contracts.SandboxSpec, fp string) (placement.Started, error) {
+	sb, rec, err := p.launch(ctx, sessionID, spec, fp)
+	if err != nil {
+		return placement.Started{}, err
+	}
+	stop := func(ctx context.Context) {
+		p.stopQuietly(ctx, sessionID, rec.ID, "cairn: lost the race to record the session's sandbox")
+	}
+	return placement.Started{Sandbox: sb, Record: rec, Stop: stop}, nil
 }
 
 // reuse returns a client of the recorded task if it fits and works, or nil
 // after stopping it when it does not (a stopped or missing task needs no
 // stop). An ECS error is returned: without knowing the task's state a new
 // one must not be run beside it.
-func (p *Provider) reuse(ctx context.Context, sessionID string, old *contracts.SandboxRecord, fp string) (Sandbox, error) {
+func (p *Provider) reuse(ctx context.Context, sessionID string, old *contracts.SandboxRecord, fp string) (contracts.SandboxAPI, error) {
 	task, err := p.describe(ctx, old.ID)
 	if err != nil {
 		return nil, err
@@ -219,16 +200,16 @@ func (p *Provider) reuse(ctx context.Context, sessionID string, old *contracts.S
 			err = placement.Probe(pctx, sb)
 			cancel()
 			if err == nil {
-				p.log.Debug("sandbox reconnected", "session_id", sessionID, "task_arn", old.ID)
+				p.log.DebugContext(ctx, "sandbox reconnected", "session_id", sessionID, "task_arn", old.ID)
 				return sb, nil
 			}
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		p.log.Info("recorded sandbox task unhealthy, replacing it", "session_id", sessionID, "task_arn", old.ID, "error", err)
+		p.log.InfoContext(ctx, "recorded sandbox task unhealthy, replacing it", "session_id", sessionID, "task_arn", old.ID, "error", err)
 	} else {
-		p.log.Info("recorded sandbox task does not fit, replacing it", "session_id", sessionID, "task_arn", old.ID,
+		p.log.InfoContext(ctx, "recorded sandbox task does not fit, replacing it", "session_id", sessionID, "task_arn", old.ID,
 			"last_status", lastStatus(task), "fingerprint_changed", old.Fingerprint != fp)
 	}
 	if !down(task) {
@@ -262,6 +243,6 @@ func (p *Provider) Release(ctx context.Context, sessionID string) error {
 		}
 		return fmt.Errorf("releasing sandbox of session %s: %w", sessionID, err)
 	}
-	p.log.Info("sandbox released", "session_id", sessionID, "task_arn", rec.ID)
+	p.log.InfoContext(ctx, "sandbox released", "session_id", sessionID, "task_arn", rec.ID)
 	return nil
 }

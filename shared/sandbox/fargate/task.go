@@ -33,7 +33,7 @@ func (p *Provider) launch(ctx context.Context, sessionID string, spec contracts.
 		return nil, nil, fmt.Errorf("running sandbox task: ECS placed no task (%s): %w", failures(out.Failures), contracts.ErrUnavailable)
 	}
 	arn := *out.Tasks[0].TaskArn
-	p.log.Info("sandbox task started", "session_id", sessionID, "task_arn", arn)
+	p.log.InfoContext(ctx, "sandbox task started", "session_id", sessionID, "task_arn", arn)
 
 	sb, endpoint, err := p.await(ctx, arn, token)
 	if err != nil {
@@ -186,10 +186,10 @@ func (p *Provider) stopQuietly(ctx context.Context, sessionID, arn, reason strin
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	if err := p.stop(sctx, arn, reason); err != nil {
-		p.log.Warn("could not stop sandbox task; it stops itself when idle", "session_id", sessionID, "task_arn", arn, "error", err)
+		p.log.WarnContext(ctx, "could not stop sandbox task; it stops itself when idle", "session_id", sessionID, "task_arn", arn, "error", err)
 		return
 	}
-	p.log.Info("sandbox task stopped", "session_id", sessionID, "task_arn", arn, "reason", reason)
+	p.log.InfoContext(ctx, "sandbox task stopped", "session_id", sessionID, "task_arn", arn, "reason", reason)
 }
 
 func lastStatus(t *types.Task) string {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/placement"
 )
 
 // stateDir under the base directory holds each session's call ledger. A
@@ -38,7 +39,7 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 	if spec.Kind != "" && spec.Kind != "local" {
 		return nil, fmt.Errorf("acquiring sandbox for session %s: unsupported kind %q (this provider serves \"local\"): %w", sessionID, spec.Kind, contracts.ErrInvalid)
 	}
-	if err := checkSessionID(sessionID); err != nil {
+	if err := placement.CheckSessionID(sessionID); err != nil {
 		return nil, err
 	}
 	opts := p.opts
@@ -52,19 +53,5 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 
 // Release is a no-op: the workspace files are kept for the next Acquire.
 func (p *Provider) Release(ctx context.Context, sessionID string) error {
-	return checkSessionID(sessionID)
-}
-
-// checkSessionID accepts 1–128 characters of [A-Za-z0-9._-] not starting
-// with a dot (so never ".", ".." or a hidden name).
-func checkSessionID(id string) error {
-	bad := id == "" || len(id) > 128 || id[0] == '.'
-	for i := 0; i < len(id) && !bad; i++ {
-		c := id[i]
-		bad = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
-	}
-	if bad {
-		return fmt.Errorf("session id %q is not a safe path segment: %w", id, contracts.ErrInvalid)
-	}
-	return nil
+	return placement.CheckSessionID(sessionID)
 }

@@ -1,10 +1,13 @@
 // Package placement holds what every remote sandbox provider shares
-// (DESIGN §6): the spec fingerprint that decides whether a recorded sandbox
-// still fits, the per-sandbox bearer tokens, the conditional write of a
+// (docs/DESIGN.md §6): the spec fingerprint that decides whether a recorded
+// sandbox still fits, the per-sandbox bearer tokens, the conditional write of a
 // session's SandboxRecord (Record, Replace), the per-session lock that keeps
 // one process from starting two sandboxes (Locks), the check that a
-// recorded sandbox still answers to its token (Probe), and the Router that
-// picks a provider by kind. The providers are shared/sandbox/local ("local"),
+// recorded sandbox still answers to its token (Probe), the Acquire loop of
+// the remote kinds (Acquirer: reuse the recorded sandbox or start and record
+// a new one), the session id check of the kinds that name a directory after
+// the session (CheckSessionID), and the Router that picks a provider by
+// kind. The providers are shared/sandbox/local ("local"),
 // shared/sandbox/proc ("process") and shared/sandbox/fargate ("fargate").
 //
 // Tokens are never stored: a SandboxRecord keeps only a random TokenRef, and
@@ -13,7 +16,7 @@
 // only the token's SHA-256 (HashHex). Neither the token nor the key is ever
 // logged or recorded.
 //
-// It imports only the standard library and shared/contracts.
+// It may import shared/contracts, shared/ids and the standard library.
 //
 // # Usage
 //

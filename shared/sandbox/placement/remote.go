@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -35,24 +32,4 @@ func Probe(ctx context.Context, r Remote) error {
 		return fmt.Errorf("probing sandbox with its token: %w: %w", contracts.ErrUnavailable, err)
 	}
 	return nil
-}
-
-// HTTPClient returns an HTTP client for a provider to share among the
-// remote sandbox clients it hands out (remote.Options.HTTPClient), so
-// that the many short-lived clients of a long-lived process (one per
-// Acquire) reuse connections instead of each keeping its own idle pool.
-// It uses no proxy (sandboxes are on loopback or private IPs), follows no
-// redirect (a redirect would carry the bearer token elsewhere) and bounds
-// connecting by connectTimeout.
-func HTTPClient(connectTimeout time.Duration) *http.Client {
-	d := &net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}
-	return &http.Client{
-		Transport: &http.Transport{
-			DialContext:         d.DialContext,
-			MaxIdleConns:        64,
-			MaxIdleConnsPerHost: 8,
-			IdleConnTimeout:     90 * time.Second,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }

@@ -25,7 +25,10 @@ type Router struct {
 	Kinds   map[string]contracts.SandboxProvider
 }
 
-var _ contracts.SandboxProvider = (*Router)(nil)
+var (
+	_ contracts.SandboxProvider = (*Router)(nil)
+	_ contracts.SandboxChecker  = (*Router)(nil)
+)
 
 // Acquire picks the provider of spec.Kind and passes it the spec with Kind
 // filled in (so "" and the default kind's name fingerprint alike). An

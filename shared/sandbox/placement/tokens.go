@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
 )
 
 // Environment variables sandboxd reads (see functions/sandboxd): the hex
@@ -55,7 +56,7 @@ func (t Tokens) Mint(sessionID, ref string) string {
 
 // NewRef returns a fresh random token reference (128 bits, hex).
 func NewRef() string {
-	return randomHex(16)
+	return ids.RandomHex(16)
 }
 
 // HashHex is the hex SHA-256 of token: what sandboxd is given
@@ -63,12 +64,6 @@ func NewRef() string {
 func HashHex(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return hex.EncodeToString(sum[:])
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b) // never returns an error (crypto/rand, Go 1.24+)
-	return hex.EncodeToString(b)
 }
 
 // LoadOrCreateKey returns the key stored at path, creating it (KeySize

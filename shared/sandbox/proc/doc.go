@@ -1,4 +1,4 @@
-// Package sandboxproc is the "process" sandbox kind (DESIGN §6): each
+// Package proc is the "process" sandbox kind (docs/DESIGN.md §6): each
 // session's sandbox is a sandboxd child process on loopback, spoken to over
 // the same HTTP protocol as a Fargate task — the local stand-in for the
 // "fargate" kind, used by `cairn dev`.
@@ -19,8 +19,9 @@
 // run in a process group of their own and outlive the provider unless Close
 // stops them; an orphan stops by itself after IdleTimeout.
 //
-// It imports the standard library, shared/contracts, shared/sandbox/placement,
-// shared/sandbox/local (for Scrub) and shared/sandbox/remote.
+// It may import shared/contracts, shared/sandbox/local (for Scrub),
+// shared/sandbox/placement, shared/sandbox/remote, shared/sandbox/server
+// (for its shutdown grace) and the standard library.
 //
 // # Usage
 //

@@ -32,9 +32,6 @@ const (
 	probeTimeout = 5 * time.Second
 	// connectTimeout bounds connecting to a sandboxd on loopback.
 	connectTimeout = 2 * time.Second
-	// acquireRounds bounds how often Acquire starts over after losing the
-	// session record to another process.
-	acquireRounds = 3
 )
 
 // Config configures a Provider. Binary, BaseDir, Sessions and a Tokens key
@@ -65,7 +62,7 @@ type Config struct {
 	// (default DefaultStopGrace).
 	StopGrace time.Duration
 	// Remote configures the clients Acquire returns. Without an
-	// HTTPClient they share one of the provider's (placement.HTTPClient).
+	// HTTPClient they share one of the provider's (remote.NewHTTPClient).
 	Remote remote.Options
 	// Log receives lifecycle messages (never a token); nil discards.
 	Log *slog.Logger
@@ -75,9 +72,10 @@ type Config struct {
 // concurrent Acquires of one session in one Provider start at most one
 // sandboxd.
 type Provider struct {
-	cfg   Config
-	log   *slog.Logger
-	locks placement.Locks
+	cfg      Config
+	log      *slog.Logger
+	locks    placement.Locks
+	acquirer placement.Acquirer // runs Acquire with reuse and newSandbox
 
 	mu       sync.Mutex
 	children map[int]*child // started by this provider and not yet exited
@@ -109,13 +107,19 @@ func New(cfg Config) (*Provider, error) {
 		cfg.StopGrace = DefaultStopGrace
 	}
 	if cfg.Remote.HTTPClient == nil {
-		cfg.Remote.HTTPClient = placement.HTTPClient(connectTimeout)
+		cfg.Remote.HTTPClient = remote.NewHTTPClient(connectTimeout)
 	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Provider{cfg: cfg, log: log, children: map[int]*child{}}, nil
+	p := &Provider{cfg: cfg, log: log, children: map[int]*child{}}
+	p.acquirer = placement.Acquirer{
+		Kind: Kind, Sessions: cfg.Sessions, Locks: &p.locks, Log: log,
+		IDKey: "sandbox_id", RecordedMsg: "sandbox started",
+		CheckSessionID: placement.CheckSessionID, Reuse: p.reuse, Start: p.newSandbox,
+	}
+	return p, nil
 }
 
 // Acquire returns the session's sandbox: the recorded sandboxd when it is a
@@ -124,56 +128,36 @@ func New(cfg Config) (*Provider, error) {
 // records its own sandboxd first, Acquire stops the one it started and
 // reconnects to the winner.
 func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts.SandboxSpec) (contracts.SandboxAPI, error) {
-	if spec.Kind != "" && spec.Kind != Kind {
-		return nil, fmt.Errorf("acquiring sandbox for session %s: kind %q (this provider serves %q): %w", sessionID, spec.Kind, Kind, contracts.ErrInvalid)
-	}
-	if err := checkSessionID(sessionID); err != nil {
-		return nil, err
-	}
-	spec.Kind = Kind // "" and "process" are the same placement
-	fp := placement.Fingerprint(spec)
-	unlock, err := p.locks.Lock(ctx, sessionID)
-	if err != nil {
-		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
-	}
-	defer unlock()
+	return p.acquirer.Acquire(ctx, sessionID, spec)
+}
 
-	for range acquireRounds {
-		s, err := p.cfg.Sessions.GetSession(ctx, sessionID)
-		if err != nil {
-			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+// reuse returns a client of the recorded sandboxd if it has this spec's
+// fingerprint and answers with its token; else nil, after stopping it if
+// this provider started it. The caller's context ending is an error.
+func (p *Provider) reuse(ctx context.Context, sessionID string, old *contracts.SandboxRecord, fp string) (contracts.SandboxAPI, error) {
+	if old.Fingerprint == fp {
+		c, err := p.connect(ctx, sessionID, old)
+		if err == nil {
+			p.log.DebugContext(ctx, "sandbox reconnected", "session_id", sessionID, "sandbox_id", old.ID, "endpoint", old.Endpoint)
+			return c, nil
 		}
-		old := s.Sandbox
-		if old != nil && old.Kind == Kind && old.Fingerprint == fp {
-			c, err := p.connect(ctx, sessionID, old)
-			if err == nil {
-				p.log.Debug("sandbox reconnected", "session_id", sessionID, "sandbox_id", old.ID, "endpoint", old.Endpoint)
-				return c, nil
-			}
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, ctx.Err())
-			}
-			p.log.Info("recorded sandbox unusable, replacing it", "session_id", sessionID, "sandbox_id", old.ID, "endpoint", old.Endpoint, "error", err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
-		if old != nil && old.Kind == Kind {
-			p.stopRecorded(sessionID, old)
-		}
-		ch, c, rec, err := p.start(ctx, sessionID, fp)
-		if err != nil {
-			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
-		}
-		if _, err := placement.Replace(ctx, p.cfg.Sessions, sessionID, old, rec); err != nil {
-			p.stop(ch)
-			if errors.Is(err, contracts.ErrConflict) {
-				p.log.Info("another process placed the sandbox first, reconnecting", "session_id", sessionID)
-				continue
-			}
-			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
-		}
-		p.log.Info("sandbox started", "session_id", sessionID, "sandbox_id", rec.ID, "endpoint", rec.Endpoint, "replaces", placement.Describe(old))
-		return c, nil
+		p.log.InfoContext(ctx, "recorded sandbox unusable, replacing it", "session_id", sessionID, "sandbox_id", old.ID, "endpoint", old.Endpoint, "error", err)
 	}
-	return nil, fmt.Errorf("acquiring sandbox for session %s: the session's sandbox kept changing under concurrent placements: %w", sessionID, contracts.ErrConflict)
+	p.stopRecorded(sessionID, old)
+	return nil, nil
+}
+
+// newSandbox starts a sandboxd for Acquire; one whose record is not stored
+// is stopped.
+func (p *Provider) newSandbox(ctx context.Context, sessionID string, _ contracts.SandboxSpec, fp string) (placement.Started, error) {
+	ch, c, rec, err := p.start(ctx, sessionID, fp)
+	if err != nil {
+		return placement.Started{}, err
+	}
+	return placement.Started{Sandbox: c, Record: rec, Stop: func(context.Context) { p.stop(ch) }}, nil
 }
 
 // connect returns a client of the recorded sandboxd after checking that it
@@ -195,7 +179,7 @@ func (p *Provider) connect(ctx context.Context, sessionID string, rec *contracts
 // and clears the record; the workspace files are kept. A session holding no
 // "process" sandbox is left alone.
 func (p *Provider) Release(ctx context.Context, sessionID string) error {
-	if err := checkSessionID(sessionID); err != nil {
+	if err := placement.CheckSessionID(sessionID); err != nil {
 		return err
 	}
 	unlock, err := p.locks.Lock(ctx, sessionID)
@@ -217,7 +201,7 @@ func (p *Provider) Release(ctx context.Context, sessionID string) error {
 		}
 		return fmt.Errorf("releasing sandbox of session %s: %w", sessionID, err)
 	}
-	p.log.Info("sandbox released", "session_id", sessionID, "sandbox_id", s.Sandbox.ID)
+	p.log.InfoContext(ctx, "sandbox released", "session_id", sessionID, "sandbox_id", s.Sandbox.ID)
 	return nil
 }
 
@@ -263,18 +247,4 @@ func parsePID(id string) (int, bool) {
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil && n > 0
-}
-
-// checkSessionID accepts 1–128 characters of [A-Za-z0-9._-] not starting
-// with a dot: the id names a directory under BaseDir.
-func checkSessionID(id string) error {
-	bad := id == "" || len(id) > 128 || id[0] == '.'
-	for i := 0; i < len(id) && !bad; i++ {
-		c := id[i]
-		bad = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
-	}
-	if bad {
-		return fmt.Errorf("session id %q is not a safe path segment: %w", id, contracts.ErrInvalid)
-	}
-	return nil
 }

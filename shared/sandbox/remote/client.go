@@ -42,9 +42,9 @@ const (
 
 // Options configures a Client. Zero fields take the defaults above.
 type Options struct {
-	// HTTPClient sends the requests. Default: a client of its own with
-	// ConnectTimeout, no proxy and no redirects. (ConnectTimeout does not
-	// apply to a given client.)
+	// HTTPClient sends the requests. Default: a client of its own,
+	// NewHTTPClient(ConnectTimeout). (ConnectTimeout does not apply to a
+	// given client.)
 	HTTPClient *http.Client
 	// Timeout bounds one call, retries included (default 30s). Exec and
 	// RunScript get max(Timeout, command timeout + ExecMargin).
@@ -94,7 +94,7 @@ func New(endpoint, token string, opts Options) (*Client, error) {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = newHTTPClient(opts.ConnectTimeout)
+		hc = NewHTTPClient(opts.ConnectTimeout)
 	}
 	return &Client{
 		endpoint: strings.TrimRight(u.String(), "/"),
@@ -105,13 +105,27 @@ func New(endpoint, token string, opts Options) (*Client, error) {
 	}, nil
 }
 
-func newHTTPClient(connect time.Duration) *http.Client {
-	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+// NewHTTPClient returns the HTTP client of sandboxd clients: the one New
+// makes when Options.HTTPClient is nil, and the one a provider makes once
+// and shares among the Clients it hands out (Options.HTTPClient), so that
+// the many short-lived Clients of a long-lived process (one per Acquire)
+// reuse connections instead of each keeping its own idle pool.
+//
+// It uses no proxy (sandboxes are on loopback or private IPs) and follows
+// no redirect (a redirect would carry the bearer token elsewhere).
+// Connecting is bounded by connectTimeout (≤ 0: DefaultConnectTimeout) and
+// a TLS handshake by 10s; it keeps at most 64 idle connections, 8 per
+// sandbox, each for 90s.
+func NewHTTPClient(connectTimeout time.Duration) *http.Client {
+	if connectTimeout <= 0 {
+		connectTimeout = DefaultConnectTimeout
+	}
+	d := &net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}
 	return &http.Client{
 		Transport: &http.Transport{
 			DialContext:         d.DialContext,
 			MaxIdleConns:        64,
-			MaxIdleConnsPerHost: 32,
+			MaxIdleConnsPerHost: 8,
 			IdleConnTimeout:     90 * time.Second,
 			TLSHandshakeTimeout: 10 * time.Second,
 			ForceAttemptHTTP2:   true,

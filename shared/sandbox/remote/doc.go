@@ -1,8 +1,8 @@
-// Package sandboxremote is the remote placement of the SandboxAPI port
-// (DESIGN §6): an HTTP client of a sandboxd server (shared/sandbox/server)
-// speaking the shared/sandbox/proto protocol. A Client implements
-// contracts.SandboxAPI and contracts.CallLedger, so tools and recovery use
-// it exactly like the local sandbox.
+// Package remote is the remote placement of the SandboxAPI port
+// (docs/DESIGN.md §6): an HTTP client of a sandboxd server
+// (shared/sandbox/server) speaking the shared/sandbox/proto protocol. A
+// Client implements contracts.SandboxAPI and contracts.CallLedger, so tools
+// and recovery use it exactly like the local sandbox.
 //
 // It owns the client side only: authentication with the sandbox's bearer
 // token (never put in an error or a log line), deadlines, retries, and
@@ -22,8 +22,8 @@
 // Without a CallID — and for Remove — a request is sent again only when no
 // connection could be made at all.
 //
-// It imports the standard library, shared/contracts and
-// shared/sandbox/proto.
+// It may import shared/contracts, shared/sandbox/proto and the standard
+// library.
 //
 // # Usage
 //
