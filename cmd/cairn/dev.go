@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/assemble"
 	embedded "github.com/cairnrun/cairn/shared/embedded/backend"
+	"github.com/cairnrun/cairn/shared/ids"
 )
 
 func cmdDev(ctx context.Context, env envDefaults, args []string) error {
@@ -98,7 +97,5 @@ func serve(ctx context.Context, addr string, h http.Handler, name string, backgr
 }
 
 func newToken() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	return ids.RandomHex(16)
 }

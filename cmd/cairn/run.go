@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -17,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
 )
 
 // parkedError ends `cairn run` with exit code 3: the turn waits for an
@@ -73,9 +72,7 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 		sid = s.ID
 	}
 	if *key == "" {
-		b := make([]byte, 8)
-		_, _ = rand.Read(b)
-		*key = hex.EncodeToString(b)
+		*key = ids.RandomHex(8)
 	}
 	sub, err := cl.submit(ctx, sid, prompt, *key)
 	if err != nil {

@@ -118,6 +118,17 @@ type BlobStore interface {
 // Clock is injected so tests and the isolate control time.
 type Clock interface{ Now() time.Time }
 
+// WallClock is the Clock of the real world: Now is time.Now. It is what
+// every adapter and backend uses when no Clock is given; the zero value is
+// ready to use and it is safe for concurrent use. Tests inject their own
+// Clock instead.
+type WallClock struct{}
+
+var _ Clock = WallClock{}
+
+// Now returns time.Now().
+func (WallClock) Now() time.Time { return time.Now() }
+
 // IDs mints identifiers: New(prefix) returns prefix + "_" + a time-ordered,
 // globally unique suffix (lexical order = creation order).
 type IDs interface{ New(prefix string) string }

@@ -1,20 +1,6 @@
-// Package ids mints cairn's identifiers and derives the deterministic ones.
-//
-// Minted ids are prefix_ + 12 hex digits of Unix milliseconds + a 6-digit
-// process-local counter + 8 random hex digits: lexical order is creation order
-// within a process, and across processes to the millisecond. Derived ids
-// (transcript nodes, stream keys, approvals) are pure functions of their
-// inputs so a re-driven handler writes under the same key.
-//
-// # Usage
-//
-//	gen := ids.New(clock)
-//	sid := gen.New("ses")                       // ses_0193a4…
-//	node := ids.Node(sub.ID, 2, contracts.RoleAssistant)
 package ids
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -56,9 +42,7 @@ func (g *Generator) New(prefix string) string {
 	}
 	seq := g.seq
 	g.mu.Unlock()
-	var r [4]byte
-	_, _ = rand.Read(r[:])
-	return fmt.Sprintf("%s_%012x%06d%s", prefix, ms, seq, hex.EncodeToString(r[:]))
+	return fmt.Sprintf("%s_%012x%06d%s", prefix, ms, seq, RandomHex(4))
 }
 
 // Node is the deterministic transcript node id of (submission, step, role).

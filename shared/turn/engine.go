@@ -2,8 +2,6 @@ package turn
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
 )
 
 // Defaults applied when a session leaves a limit at zero.
@@ -70,7 +69,7 @@ func (e *Engine) Handle(ctx context.Context, m contracts.Message) error {
 	case contracts.QueueCommit:
 		return e.Commit(ctx, m)
 	}
-	e.log().Warn("dropping message of unknown kind", "kind", m.Kind, "submission_id", m.SubmissionID)
+	e.log().WarnContext(ctx, "dropping message of unknown kind", "kind", m.Kind, "submission_id", m.SubmissionID)
 	return nil
 }
 
@@ -87,9 +86,7 @@ func (e *Engine) now() time.Time { return e.Clock.Now() }
 // a random suffix, so two concurrent runs in one process (two deliveries of
 // the same message) never mistake each other's lease for their own.
 func (e *Engine) invocation() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return e.Owner + "/" + hex.EncodeToString(b[:])
+	return e.Owner + "/" + ids.RandomHex(6)
 }
 
 // OwnedBy reports whether a lease owner string belongs to process owner.
@@ -136,7 +133,7 @@ func (e *Engine) emit(ctx context.Context, ev contracts.Event) error {
 func (e *Engine) load(ctx context.Context, m contracts.Message, phase contracts.Phase) (contracts.Submission, bool, error) {
 	sub, err := e.Journal.GetSubmission(ctx, m.SubmissionID)
 	if errors.Is(err, contracts.ErrNotFound) {
-		e.log().Warn("message for unknown submission", "submission_id", m.SubmissionID)
+		e.log().WarnContext(ctx, "message for unknown submission", "submission_id", m.SubmissionID)
 		return sub, false, nil
 	}
 	if err != nil {

@@ -1,24 +1,7 @@
-// Package awsbackend is the `aws` mode of the construction seam: DynamoDB
-// (journal, transcript, streams, events), S3 (claim checks), SQS FIFO (the
-// phase queues) — assembled by assemble.New exactly like the embedded
-// backend. It never imports the embedded adapters, so a Lambda binary does
-// not link SQLite.
-//
-// Configuration comes from the environment through FromEnv (only main
-// reads the environment); AWS_ENDPOINT_URL points the same binaries at
-// LocalStack or moto.
-//
-// # Usage
-//
-//	cfg, err := backend.FromEnv(os.Getenv)
-//	rt, err := backend.New(ctx, cfg)
-//	lambda.Start(lambdafn.SQSHandler(rt.Handle, log))
 package backend
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -135,10 +118,6 @@ func QueueEnv(queue string) string {
 	return EnvQueuePrefix + strings.ToUpper(strings.ReplaceAll(queue, "-", "_"))
 }
 
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
 // New builds the SDK clients and adapters and assembles the runtime.
 func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 	if c.Table == "" || c.Bucket == "" {
@@ -161,7 +140,7 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 	if c.Endpoint != "" {
 		awsCfg.BaseEndpoint = aws.String(c.Endpoint)
 	}
-	var clock contracts.Clock = wallClock{}
+	var clock contracts.Clock = contracts.WallClock{}
 	if c.Clock != nil {
 		clock = c.Clock
 	}
@@ -203,15 +182,9 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		Sandboxes: boxes, Registry: tools.NewRegistry(), Models: models,
 		Clock: clock, IDs: ids.New(clock),
 	}
-	rc := assemble.Config{Owner: "fn_" + randHex(6), Token: c.Token, LeaseTTL: lease, Log: c.Log, DefaultModel: def}
+	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Token: c.Token, LeaseTTL: lease, Log: c.Log, DefaultModel: def}
 	workflowPorts(c, awsCfg, store, &ports, &rc)
 	return assemble.New(ports, rc)
-}
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // Boot is what every function's main does: read the environment through

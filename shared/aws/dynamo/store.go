@@ -72,10 +72,6 @@ var (
 	_ contracts.EventLog        = (*Store)(nil)
 )
 
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // New returns a Store on the table opts.Table, which must exist (see
 // CreateTable and EnableTTL).
 func New(client *dynamodb.Client, opts Options) (*Store, error) {
@@ -95,7 +91,7 @@ func New(client *dynamodb.Client, opts Options) (*Store, error) {
 		opts.TTL = DefaultTTL
 	}
 	if opts.Clock == nil {
-		opts.Clock = realClock{}
+		opts.Clock = contracts.WallClock{}
 	}
 	return &Store{db: client, opts: opts, table: &opts.Table, sessions: map[string]string{}}, nil
 }

@@ -53,10 +53,6 @@ var (
 	_ contracts.Queue           = (*Store)(nil)
 )
 
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
 // Open opens (creating if needed) the SQLite database at path, its parent
 // directory included, and makes sure the schema exists.
 func Open(path string, opts Options) (*Store, error) {
@@ -70,7 +66,7 @@ func Open(path string, opts Options) (*Store, error) {
 		opts.DedupWindow = 5 * time.Minute
 	}
 	if opts.Clock == nil {
-		opts.Clock = realClock{}
+		opts.Clock = contracts.WallClock{}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)

@@ -1,23 +1,8 @@
-// Package awstest connects tests to the LocalStack-compatible AWS endpoint
-// (LocalStack where Docker exists, moto_server in CI) and namespaces what
-// they create so suites never interfere.
-//
-// The endpoint is $CAIRN_AWS_ENDPOINT, else http://127.0.0.1:4566. When it
-// is unreachable a test skips with one clear line — unless CI=true, where
-// it fails: CI must never silently skip the AWS suite.
-//
-// # Usage
-//
-//	cfg := awstest.Config(t)                  // skips/fails if no endpoint
-//	table := awstest.Name(t, "cairn")         // cairn-<random>
-//	client := dynamodb.NewFromConfig(cfg)
 package awstest
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"os"
@@ -28,6 +13,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/cairnrun/cairn/shared/ids"
 )
 
 // DefaultEndpoint is LocalStack's edge port, where CI runs moto_server.
@@ -119,9 +106,7 @@ func (t *serialTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // Name returns prefix-<8 random hex>, unique per call: tests create their
 // own tables, buckets and queues under such names.
 func Name(t testing.TB, prefix string) string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return prefix + "-" + hex.EncodeToString(b)
+	return prefix + "-" + ids.RandomHex(4)
 }
 
 // Context returns a context cancelled when the test ends.

@@ -48,10 +48,6 @@ type Ticker struct {
 	last map[string]time.Time // schedule id → last fired (or start) time
 }
 
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // Tick fires every due firing of every listed schedule and returns how many
 // it fired. A schedule whose expression does not parse or whose Fire fails
 // does not stop the others; their errors are joined.
@@ -60,7 +56,7 @@ func (t *Ticker) Tick(ctx context.Context) (int, error) {
 	defer t.mu.Unlock()
 	clock := t.Clock
 	if clock == nil {
-		clock = systemClock{}
+		clock = contracts.WallClock{}
 	}
 	list, err := t.List(ctx)
 	if err != nil {
@@ -179,7 +175,7 @@ func (t *Ticker) Run(ctx context.Context, every time.Duration) error {
 	defer tk.Stop()
 	for {
 		if _, err := t.Tick(ctx); err != nil && t.Log != nil && ctx.Err() == nil {
-			t.Log.ErrorContext(ctx, "schedule tick", "err", err)
+			t.Log.ErrorContext(ctx, "schedule tick", "error", err)
 		}
 		select {
 		case <-ctx.Done():
