@@ -22,19 +22,13 @@ type RunStarter interface {
 	Start(ctx context.Context, run contracts.WorkflowRun) (contracts.WorkflowRun, error)
 }
 
-// Scheduler registers a schedule where it fires: EventBridge Scheduler on
-// AWS; locally nothing (the dev ticker reads the store).
-type Scheduler interface {
-	Create(ctx context.Context, s contracts.Schedule) error
-}
-
 // WorkflowConfig serves /v1/workflows; nil Store = not served (404).
 type WorkflowConfig struct {
 	Store         contracts.WorkflowStore
 	Runs          RunStarter
 	CheckScript   func(name, src string) error // syntax and names, with line:col
 	CheckSchedule func(expr string) error
-	Scheduler     Scheduler // nil = the store is the schedule (local ticker)
+	Scheduler     contracts.Scheduler // nil = the store is the schedule (local ticker)
 	IDs           contracts.IDs
 }
 

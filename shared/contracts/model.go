@@ -45,3 +45,14 @@ type ModelRequest struct {
 type ModelClient interface {
 	Stream(ctx context.Context, req ModelRequest, emit func(ModelEvent) error) (ModelResponse, error)
 }
+
+// ModelChecker is implemented by model clients that can say, without
+// calling the model, whether they serve a model name (the part after
+// "provider:") and whether what they need is configured (an API key's
+// variable or secret reference). The engine asks it when a session is
+// created; the error wraps ErrInvalid and names what is missing (e.g. the
+// variable to set). It must not spend money: no model call, at most a
+// cached credential lookup. A client without it accepts every name.
+type ModelChecker interface {
+	CheckModel(name string) error
+}

@@ -104,7 +104,7 @@ type ExecResult struct {
 	Duration  time.Duration `json:"duration"`
 }
 
-// SandboxAPI is the boundary tools run behind (DESIGN §6): the same eleven
+// SandboxAPI is the boundary tools run behind (docs/DESIGN.md §6): the same eleven
 // methods for the local directory, the remote client and sandboxd.
 //
 // Contract (checked by the sandboxtest conformance suite):
@@ -159,7 +159,7 @@ type CallOutcome struct {
 }
 
 // CallLedger is implemented by sandboxes that make mutating calls
-// effect-once (DESIGN §6): a WriteFile, EditFile, Exec or RunScript
+// effect-once (docs/DESIGN.md §6): a WriteFile, EditFile, Exec or RunScript
 // request carrying a CallID runs at most once; a repeat with the same id
 // (also while the first is still running) returns the recorded outcome,
 // and a repeat with the same id but a different request is ErrConflict.
@@ -175,4 +175,15 @@ type CallLedger interface {
 type SandboxProvider interface {
 	Acquire(ctx context.Context, sessionID string, spec SandboxSpec) (SandboxAPI, error)
 	Release(ctx context.Context, sessionID string) error
+}
+
+// SandboxChecker is implemented by providers that can say, without
+// placing anything, whether they serve a sandbox spec (its kind and
+// settings). The engine asks it when a session is created, so a spec no
+// provider of this deployment serves is refused up front (an error
+// wrapping ErrInvalid, naming the kinds served) rather than at the first
+// tool call. It must be cheap and side-effect free. A provider without it
+// serves only the "local" kind.
+type SandboxChecker interface {
+	Check(spec SandboxSpec) error
 }

@@ -184,3 +184,13 @@ type WorkflowStore interface {
 	GetSchedule(ctx context.Context, id string) (Schedule, error)
 	ListSchedules(ctx context.Context) ([]Schedule, error)
 }
+
+// Scheduler registers a workflow schedule where it fires: EventBridge
+// Scheduler on AWS (a schedule in the deployment's group whose target is
+// the workflow queue); locally there is none (the dev ticker reads the
+// WorkflowStore). Create is called after the schedule is stored and must
+// be idempotent per schedule id (a repeat after a lost answer succeeds); an
+// expression the scheduler refuses is an error wrapping ErrInvalid.
+type Scheduler interface {
+	Create(ctx context.Context, s Schedule) error
+}

@@ -21,9 +21,7 @@ func (e *Engine) CreateSession(ctx context.Context, owner string, spec contracts
 // CheckSandbox reports whether a sandbox spec can be served here: the
 // provider's own Check when it has one, else only the local kind.
 func (e *Engine) CheckSandbox(spec contracts.SandboxSpec) error {
-	if c, ok := e.Sandboxes.(interface {
-		Check(contracts.SandboxSpec) error
-	}); ok {
+	if c, ok := e.Sandboxes.(contracts.SandboxChecker); ok {
 		return c.Check(spec)
 	}
 	if spec.Kind != "" && spec.Kind != "local" {
@@ -38,7 +36,7 @@ func (e *Engine) CheckModel(model string) error {
 	if err != nil {
 		return err
 	}
-	if v, ok := c.(interface{ CheckModel(string) error }); ok {
+	if v, ok := c.(contracts.ModelChecker); ok {
 		return v.CheckModel(name)
 	}
 	return nil

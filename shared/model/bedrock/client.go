@@ -42,7 +42,10 @@ type Client struct {
 	maxTokens int
 }
 
-var _ contracts.ModelClient = (*Client)(nil)
+var (
+	_ contracts.ModelClient  = (*Client)(nil)
+	_ contracts.ModelChecker = (*Client)(nil)
+)
 
 // New returns a Client calling cfg.Client.
 func New(cfg Config) (*Client, error) {

@@ -1,16 +1,3 @@
-// Package providers builds the model clients a deployment serves from its
-// environment: "scripted" always; "anthropic" and "openai" with their API
-// keys read by reference (an environment variable, or AWS Secrets Manager)
-// when a step needs them; "bedrock" with IAM credentials, no key at all.
-// A session spec (or `cairn run --model provider:model`) picks one.
-//
-// Keys are never stored in a session spec, a log line or an error: a
-// missing key is reported by the name of the variable to set.
-//
-// # Usage
-//
-//	models := providers.FromEnv(ctx, providers.Config{Getenv: os.Getenv, Secrets: resolver, AWS: loadAWS})
-//	rt, err := assemble.New(assemble.Ports{Models: models, …}, cfg)
 package providers
 
 import (
@@ -76,6 +63,11 @@ func FromEnv(cfg Config) (map[string]contracts.ModelClient, error) {
 	}
 	return models, nil
 }
+
+var (
+	_ contracts.ModelChecker = checked{}
+	_ contracts.ModelChecker = (*lazyBedrock)(nil)
+)
 
 // checked adds CheckModel (used when a session is created) to a client.
 type checked struct {

@@ -15,7 +15,10 @@ type Client struct {
 	calls atomic.Int64
 }
 
-var _ contracts.ModelClient = (*Client)(nil)
+var (
+	_ contracts.ModelClient  = (*Client)(nil)
+	_ contracts.ModelChecker = (*Client)(nil)
+)
 
 // New returns a scripted model client.
 func New() *Client { return &Client{} }

@@ -22,7 +22,10 @@ type SchedulerAPI interface {
 	GetSchedule(ctx context.Context, in *scheduler.GetScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error)
 }
 
-var _ SchedulerAPI = (*scheduler.Client)(nil)
+var (
+	_ SchedulerAPI        = (*scheduler.Client)(nil)
+	_ contracts.Scheduler = (*EventBridge)(nil)
+)
 
 // ScheduledTimeAttribute is the Scheduler context attribute replaced, at
 // each invocation, by the firing's scheduled time ("2026-11-29T12:00:00Z").
