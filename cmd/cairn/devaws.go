@@ -80,10 +80,10 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 	h := &harness.Harness{Client: sqs.NewFromConfig(awsCfg), Log: log}
 	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit, contracts.QueueWorkflow} {
 		h.Functions = append(h.Functions, harness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10,
-			Visibility: 30 * time.Second, Timeout: 5 * time.Minute, Handler: lambdafn.SQSHandler(rt.Handle, log)})
+			Visibility: 30 * time.Second, Timeout: 5 * time.Minute, Handler: lambdafn.SQSHandler(q, rt.Handle, log)})
 	}
 	background := func(ctx context.Context) {
-		go rt.RepairLoop(ctx, 10*time.Second)
+		go rt.Repair.Loop(ctx, 10*time.Second)
 		go rt.ScheduleLoop(ctx, 10*time.Second) // no EventBridge locally: the store is the schedule
 		_ = h.Run(ctx)
 	}

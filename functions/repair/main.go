@@ -1,24 +1,28 @@
 // Command repair is the scheduled repair Lambda (every minute): re-drives
 // stuck submissions, turns dead-lettered messages into FAILED and wakes
 // stuck workflow runs.
+//
+// It may import shared/aws/backend, the standard library and aws-lambda-go.
 package main
 
 import (
 	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	// Format and level follow the function's logging config (AWS_LAMBDA_LOG_FORMAT,
+	// AWS_LAMBDA_LOG_LEVEL); lines logged with an invocation's ctx carry its requestId.
+	log := lambdacontext.NewLogger()
 	rt, err := backend.Boot(context.Background(), os.Getenv, log)
 	if err != nil {
 		log.Error("starting", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(rt.RepairAll)
+	lambda.Start(rt.Repair.Run)
 }

@@ -1,21 +1,3 @@
-// Package repair finds stuck submissions and re-drives them, and turns
-// dead-lettered messages into a visible FAILED state.
-//
-// A submission is stuck when its lease expired, or when it holds no lease
-// and has not moved for StuckAfter. Repair gathers the evidence about each
-// unfinished submission, classifies it (recovery.ClassifySubmission) and
-// performs the state's one action. It never does a phase's work itself: it
-// re-enqueues the phase's handler (which re-reads the journal and acts on
-// what it says), starts a waiting submission, denies an approval whose time
-// ran out, or fails a submission whose attempts are exhausted (or whose
-// wake-up was dead-lettered) with a reason that starts with its state, e.g.
-// "attempts_exhausted:MODEL step 3". Run it on a schedule (the `repair`
-// function on AWS, a ticker in `cairn dev`).
-//
-// # Usage
-//
-//	r := &repair.Repairer{Engine: eng, StuckAfter: time.Minute}
-//	report, err := r.Run(ctx)
 package repair
 
 import (
@@ -29,20 +11,37 @@ import (
 	"github.com/cairnrun/cairn/shared/journal"
 	"github.com/cairnrun/cairn/shared/repair/recovery"
 	"github.com/cairnrun/cairn/shared/turn"
+	"github.com/cairnrun/cairn/shared/workflow"
 )
 
-// Repairer re-drives stuck work through the engine's ports.
+// DefaultStuckAfter is how long unfinished work (a submission without a
+// live lease, a RUNNING workflow run) may go without a write before a pass
+// re-drives it.
+const DefaultStuckAfter = time.Minute
+
+// Repairer re-drives stuck work through the engine's (and the workflow
+// driver's) ports.
 type Repairer struct {
-	Engine     *turn.Engine
-	StuckAfter time.Duration // default 60s
-	Batch      int           // submissions examined per run; default 500
+	Engine *turn.Engine
+	// Driver, when workflows are served, adds the run sweep and the
+	// workflow DLQ to every pass; nil = submissions only.
+	Driver     *workflow.Driver
+	StuckAfter time.Duration // default DefaultStuckAfter
+	Batch      int           // submissions examined per pass; default 500
 }
 
-// Report counts what one Run did. States counts the recovery state each
+// Report counts what one pass did. States counts the recovery state each
 // scanned or dead-lettered submission was classified in.
 type Report struct {
 	Scanned, Redriven, Started, Failed, Expired, Poison int
 	States                                              map[recovery.State]int
+	RunsWoken                                           int // stuck RUNNING workflow runs woken
+	RunsPoisoned                                        int // runs ended FAILED poison:… from the workflow DLQ
+}
+
+// Any reports whether the pass did anything (scanning aside).
+func (rep Report) Any() bool {
+	return rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison+rep.RunsWoken+rep.RunsPoisoned > 0
 }
 
 func (rep *Report) count(s recovery.State) {
@@ -52,8 +51,25 @@ func (rep *Report) count(s recovery.State) {
 	rep.States[s]++
 }
 
-// Run makes one repair pass.
+// Run makes one repair pass (the repair function's handler, the dev
+// ticker's tick): stuck submissions and the phase DLQs, then, with a
+// Driver, stuck workflow runs and the workflow DLQ. The run passes run even
+// when the submission pass failed; errors are joined.
 func (r *Repairer) Run(ctx context.Context) (Report, error) {
+	rep, err := r.Submissions(ctx)
+	if r.Driver == nil {
+		return rep, err
+	}
+	woken, werr := r.runs(ctx, r.Driver)
+	poisoned, derr := r.runDLQ(ctx, r.Driver)
+	rep.RunsWoken, rep.RunsPoisoned = woken, poisoned
+	return rep, errors.Join(err, werr, derr)
+}
+
+// Submissions makes the submission half of a pass: it fails the
+// submission of every dead-lettered phase message, then classifies every
+// unfinished submission and performs its state's action.
+func (r *Repairer) Submissions(ctx context.Context) (Report, error) {
 	var rep Report
 	if err := r.drainDLQs(ctx, &rep); err != nil {
 		return rep, err
@@ -86,7 +102,7 @@ func (r *Repairer) log() *slog.Logger {
 
 func (r *Repairer) stuckAfter() time.Duration {
 	if r.StuckAfter <= 0 {
-		return time.Minute
+		return DefaultStuckAfter
 	}
 	return r.StuckAfter
 }
@@ -109,7 +125,7 @@ func (r *Repairer) one(ctx context.Context, sub contracts.Submission, rep *Repor
 	c := recovery.ClassifySubmission(sub, ev)
 	rep.count(c.State)
 	if c.Action != recovery.ActionWait && c.Action != recovery.ActionNone {
-		r.log().Info("repairing submission", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step,
+		r.log().InfoContext(ctx, "repairing submission", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step,
 			"phase", sub.Phase, "state", c.State, "action", c.Action, "reason", c.Reason, "rerun", c.Rerun, "interrupted", c.Interrupted)
 	}
 	nonce := fmt.Sprintf("repair/%d/%d", sub.Version, now.Unix()/int64(r.stuckAfter()/time.Second+1))
@@ -223,26 +239,4 @@ func (r *Repairer) drainDLQs(ctx context.Context, rep *Report) error {
 		}
 	}
 	return nil
-}
-
-// BreakForeignLeases clears every lease not held by owner. Only for the
-// embedded backend, where one process owns the data directory (it holds
-// its lock), so any other owner is a previous boot that died.
-func (r *Repairer) BreakForeignLeases(ctx context.Context, owner string) (int, error) {
-	e := r.Engine
-	subs, err := e.Journal.ListUnfinished(ctx, 100000)
-	if err != nil {
-		return 0, fmt.Errorf("listing unfinished submissions: %w", err)
-	}
-	n := 0
-	for _, sub := range subs {
-		if sub.LeaseOwner == "" || turn.OwnedBy(sub.LeaseOwner, owner) {
-			continue
-		}
-		if _, err := journal.Break(ctx, e.Journal, sub, e.Clock.Now()); err != nil && !errors.Is(err, contracts.ErrConflict) {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
 }

@@ -1,24 +1,3 @@
-// Package workflow drives workflow runs (DESIGN §7): a run's script is
-// evaluated — always in an isolate, never in this process — against the
-// node results known so far; every node it starts becomes a child turn in a
-// session of its own, created if absent; a child's end records the node's
-// result (first wins) and wakes the run; the run ends with the script's
-// value or failure, and wakes the tool call waiting for it, if any.
-//
-// Every step is a create-if-absent write under a deterministic id (node ids
-// from the run and the call's position, child sessions from the node,
-// child submissions by idempotency key), so a crashed or duplicated
-// evaluation repeats harmlessly: each node runs exactly once. A run whose
-// wake-up never came (its creator died before sending it, or it was lost)
-// is found by Repair, the sweep the repair schedule runs, which wakes every
-// RUNNING run that has not moved for a while.
-//
-// # Usage
-//
-//	d := &workflow.Driver{Store: store, Engine: engine, Eval: isolate.Runner{…}}
-//	run, err := d.Start(ctx, contracts.WorkflowRun{ID: id, WorkflowID: wf.ID, Script: wf.Script, Input: in})
-//	err = d.Handle(ctx, msg)                 // the workflow queue's handler
-//	woken, err := d.Repair(ctx, time.Minute) // the repair sweep
 package workflow
 
 import (
@@ -34,6 +13,11 @@ import (
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/turn"
 )
+
+// RepairNonce prefixes the nonce of the repair pass's wake-ups: their
+// evaluation runs even when no new node result arrived since the last one
+// (see evaluate), so a run whose progress was lost moves again.
+const RepairNonce = "repair:"
 
 // DefaultMaxEvaluations bounds a run's evaluations (each is one wake-up).
 const DefaultMaxEvaluations = 10_000
@@ -74,7 +58,7 @@ func (d *Driver) Start(ctx context.Context, run contracts.WorkflowRun) (contract
 		return got, fmt.Errorf("starting run %s: %w", run.ID, err)
 	}
 	if created {
-		d.log().Info("workflow run started", "run_id", got.ID, "workflow_id", got.WorkflowID)
+		d.log().InfoContext(ctx, "workflow run started", "run_id", got.ID, "workflow_id", got.WorkflowID)
 	}
 	if got.Status.Terminal() {
 		return got, nil
@@ -90,6 +74,18 @@ func (d *Driver) StartRun(ctx context.Context, run contracts.WorkflowRun) (contr
 // GetRun implements contracts.WorkflowStarter.
 func (d *Driver) GetRun(ctx context.Context, id string) (contracts.WorkflowRun, error) {
 	return d.Store.GetRun(ctx, id)
+}
+
+// Wake sends run runID a wake-up with the given nonce (the repair pass's
+// start with RepairNonce).
+func (d *Driver) Wake(ctx context.Context, runID, nonce string) error {
+	return d.wake(ctx, runID, nonce)
+}
+
+// Fail ends a RUNNING run FAILED with reason and wakes the tool call
+// waiting for it; a run another evaluation ended first is left as it is.
+func (d *Driver) Fail(ctx context.Context, run contracts.WorkflowRun, reason string) error {
+	return d.finish(ctx, run, contracts.RunFailed, nil, reason)
 }
 
 // wake sends the run a wake-up; the nonce names why, so duplicate wakes of
@@ -110,7 +106,7 @@ func (d *Driver) Handle(ctx context.Context, m contracts.Message) error {
 	}
 	run, err := d.Store.GetRun(ctx, m.SubmissionID)
 	if errors.Is(err, contracts.ErrNotFound) {
-		d.log().Warn("wake-up for unknown run", "run_id", m.SubmissionID)
+		d.log().WarnContext(ctx, "wake-up for unknown run", "run_id", m.SubmissionID)
 		return nil
 	}
 	if err != nil {
@@ -119,7 +115,7 @@ func (d *Driver) Handle(ctx context.Context, m contracts.Message) error {
 	if run.Status.Terminal() {
 		return d.notifyParent(ctx, run) // a repeat: make sure the waiting call heard
 	}
-	return d.evaluate(ctx, run, strings.HasPrefix(m.Nonce, repairNonce))
+	return d.evaluate(ctx, run, strings.HasPrefix(m.Nonce, RepairNonce))
 }
 
 // Fire starts the run of schedule s at its scheduled time (the local
@@ -138,12 +134,12 @@ func (d *Driver) Fire(ctx context.Context, s contracts.Schedule, at time.Time) e
 
 func (d *Driver) fire(ctx context.Context, scheduleID string, at time.Time) error {
 	if at.IsZero() {
-		d.log().Warn("schedule firing without a time: dropped", "schedule_id", scheduleID)
+		d.log().WarnContext(ctx, "schedule firing without a time: dropped", "schedule_id", scheduleID)
 		return nil
 	}
 	s, err := d.Store.GetSchedule(ctx, scheduleID)
 	if errors.Is(err, contracts.ErrNotFound) {
-		d.log().Warn("firing of unknown schedule: dropped", "schedule_id", scheduleID)
+		d.log().WarnContext(ctx, "firing of unknown schedule: dropped", "schedule_id", scheduleID)
 		return nil
 	}
 	if err != nil {
@@ -218,7 +214,7 @@ func (d *Driver) finish(ctx context.Context, run contracts.WorkflowRun, status c
 	if err != nil {
 		return fmt.Errorf("ending run %s: %w", run.ID, err)
 	}
-	d.log().Info("workflow run ended", "run_id", done.ID, "status", done.Status, "error", done.Error)
+	d.log().InfoContext(ctx, "workflow run ended", "run_id", done.ID, "status", done.Status, "error", done.Error)
 	return d.notifyParent(ctx, done)
 }
 

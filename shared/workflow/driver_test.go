@@ -2,30 +2,15 @@ package workflow_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
-	"github.com/cairnrun/cairn/shared/workflow/script"
 )
-
-// inProcess evaluates in the test process. The driver's logic is under
-// test here; the isolate boundary has its own tests (shared/workflow/isolate) and
-// the end-to-end ones run the real `cairn isolate`.
-type inProcess struct{ evals atomic.Int64 }
-
-func (e *inProcess) Evaluate(ctx context.Context, req contracts.EvalRequest) (contracts.EvalResponse, error) {
-	e.evals.Add(1)
-	return script.Evaluate(ctx, req), nil
-}
 
 // crashingStore panics (a process dying) at the crashAt-th PutNode, once.
 type crashingStore struct {
@@ -44,16 +29,16 @@ func (s *crashingStore) PutNode(ctx context.Context, n contracts.WorkflowNode) (
 type world struct {
 	h     *enginetest.Harness
 	store contracts.WorkflowStore
-	eval  *inProcess
+	eval  *enginetest.InProcess
 }
 
 func newWorld(t *testing.T, crashAt int) *world {
 	t.Helper()
-	w := &world{eval: &inProcess{}}
-	w.h = enginetest.New(t, func(p *assemble.Ports) {
-		w.store = &crashingStore{WorkflowStore: p.Journal.(*sqlite.Store).Workflows(), crashAt: crashAt}
-		p.Workflows, p.Evaluator = w.store, w.eval
-	})
+	w := &world{eval: &enginetest.InProcess{}}
+	w.h = enginetest.New(t, enginetest.Workflows(w.eval, func(s contracts.WorkflowStore) contracts.WorkflowStore {
+		w.store = &crashingStore{WorkflowStore: s, crashAt: crashAt}
+		return w.store
+	}))
 	return w
 }
 
@@ -85,39 +70,13 @@ def main(input):
 
 func (w *world) start(t *testing.T, src string, input any) contracts.WorkflowRun {
 	t.Helper()
-	in, _ := json.Marshal(input)
-	ctx := context.Background()
-	wf, err := w.store.CreateWorkflow(ctx, contracts.Workflow{ID: "wf_" + t.Name(), Name: "t", Script: src, CreatedAt: enginetest.Start})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := w.h.RT.Driver.Start(ctx, contracts.WorkflowRun{ID: "run_" + t.Name(), WorkflowID: wf.ID, Script: src, Input: in})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return run
+	return w.h.StartRun(src, input)
 }
 
 // everyNodeOnce checks that each of the run's n nodes ran exactly one turn.
 func (w *world) everyNodeOnce(t *testing.T, runID string, n int) {
 	t.Helper()
-	ctx := context.Background()
-	nodes, err := w.store.ListNodes(ctx, runID)
-	if err != nil || len(nodes) != n {
-		t.Fatalf("%d nodes, %v; want %d", len(nodes), err, n)
-	}
-	for _, nd := range nodes {
-		subs, err := w.h.Store.ListSubmissions(ctx, nd.SessionID, "", 0)
-		if err != nil || len(subs) != 1 || subs[0].Phase != contracts.PhaseCommitted {
-			t.Fatalf("node %d: %d turns (%v), want exactly one committed", nd.Seq, len(subs), err)
-		}
-		if nd.Result == nil || !nd.Result.OK {
-			t.Fatalf("node %d has no result", nd.Seq)
-		}
-	}
-	if calls := w.h.Model.Calls(); calls != int64(n) {
-		t.Fatalf("%d model calls for %d one-step nodes", calls, n)
-	}
+	w.h.EveryNodeOnce(runID, n)
 }
 
 func TestFanOutOf50Nodes(t *testing.T) {
@@ -130,7 +89,7 @@ func TestFanOutOf50Nodes(t *testing.T) {
 	// 50 independent nodes fan out in one evaluation; the others are the
 	// wake-ups that brought new results (at most one per node, fewer when
 	// results arrive together).
-	if ev := w.eval.evals.Load(); ev > 51 {
+	if ev := w.eval.Evals.Load(); ev > 51 {
 		t.Fatalf("%d evaluations for 50 nodes", ev)
 	}
 }
@@ -143,7 +102,7 @@ func TestCrashMidFanOutAndDuplicateWakeups(t *testing.T) {
 	ctx := context.Background()
 	for i := range 3 { // duplicated wake-ups, each a distinct message
 		m := contracts.Message{Kind: contracts.QueueWorkflow, SessionID: run.ID, SubmissionID: run.ID, Nonce: fmt.Sprint("dup-", i)}
-		if err := w.h.RT.Queue.Send(ctx, contracts.QueueWorkflow, m); err != nil {
+		if err := w.h.RT.Ports.Queue.Send(ctx, contracts.QueueWorkflow, m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -176,7 +135,7 @@ func TestDuplicateScheduleFiringIsOneRun(t *testing.T) {
 	}
 	// The same firing through the queue, as EventBridge delivers it.
 	m := contracts.Message{Kind: contracts.QueueWorkflow, SessionID: s.ID, SubmissionID: s.ID, ScheduleID: s.ID, ScheduledAt: at}
-	if err := w.h.RT.Queue.Send(ctx, contracts.QueueWorkflow, m); err != nil {
+	if err := w.h.RT.Ports.Queue.Send(ctx, contracts.QueueWorkflow, m); err != nil {
 		t.Fatal(err)
 	}
 	runID := ids.ScheduledRun(s.ID, at)

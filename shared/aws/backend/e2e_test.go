@@ -59,7 +59,7 @@ func newStack(t *testing.T, visibility time.Duration, maxReceives int, w wrap) *
 	s := &stack{t: t, rt: rt, cfg: cfg, api: lambdafn.APIHandler(rt.API), fns: map[string]harness.Function{}}
 	s.harness = &harness.Harness{Client: sqs.NewFromConfig(awsCfg)}
 	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit} {
-		h := lambdafn.SQSHandler(rt.Engine.Handle, nil)
+		h := lambdafn.SQSHandler(q, rt.Engine.Handle, nil)
 		if w != nil {
 			h = w(q, h)
 		}
@@ -111,7 +111,7 @@ func (s *stack) until(sub string, deadline time.Duration) contracts.Submission {
 	ctx := context.Background()
 	end := time.Now().Add(deadline)
 	for time.Now().Before(end) {
-		got, err := s.rt.Journal.GetSubmission(ctx, sub)
+		got, err := s.rt.Ports.Journal.GetSubmission(ctx, sub)
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -132,18 +132,18 @@ func (s *stack) until(sub string, deadline time.Duration) contracts.Submission {
 			}
 		}
 	}
-	got, _ := s.rt.Journal.GetSubmission(ctx, sub)
+	got, _ := s.rt.Ports.Journal.GetSubmission(ctx, sub)
 	s.t.Fatalf("submission %s not terminal after %s: %s step %d", sub, deadline, got.Phase, got.Step)
 	return got
 }
 
 func (s *stack) transcript(sid string) []string {
 	s.t.Helper()
-	sess, err := s.rt.Journal.GetSession(context.Background(), sid)
+	sess, err := s.rt.Ports.Journal.GetSession(context.Background(), sid)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	nodes, err := s.rt.Transcript.Path(context.Background(), sess.Head)
+	nodes, err := s.rt.Ports.Transcript.Path(context.Background(), sess.Head)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -187,12 +187,12 @@ func TestDuplicateAndConcurrentDelivery(t *testing.T) {
 		}
 	}
 	s := newStack(t, 2*time.Second, 5, concurrent)
-	scripted := s.rt.Models["scripted"].(interface{ Calls() int64 })
+	scripted := s.rt.Ports.Models["scripted"].(interface{ Calls() int64 })
 	sid, sub := s.submit(contracts.SessionSpec{Model: "scripted:multi"})
 	// deliver every wake-up a second time under another deduplication id
 	for _, q := range []string{contracts.QueueModel} {
 		m := contracts.Message{Kind: q, SessionID: sid, SubmissionID: sub, Phase: contracts.PhaseModel, Nonce: "dup"}
-		if err := s.rt.Queue.Send(context.Background(), q, m); err != nil {
+		if err := s.rt.Ports.Queue.Send(context.Background(), q, m); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -90,7 +90,7 @@ func TestWorkflowOnEndpoint(t *testing.T) {
 	ctx := context.Background()
 	for range 2 {
 		m := contracts.Message{Kind: contracts.QueueWorkflow, SessionID: sch["id"].(string), SubmissionID: sch["id"].(string), ScheduleID: sch["id"].(string), ScheduledAt: at}
-		if err := s.rt.Queue.Send(ctx, contracts.QueueWorkflow, m); err != nil {
+		if err := s.rt.Ports.Queue.Send(ctx, contracts.QueueWorkflow, m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,7 +98,7 @@ func TestWorkflowOnEndpoint(t *testing.T) {
 	if fired.Status != contracts.RunSucceeded {
 		t.Fatalf("scheduled run %s %s", fired.Status, fired.Error)
 	}
-	runs, err := s.rt.Workflows.ListRuns(ctx, wfID, 0)
+	runs, err := s.rt.Ports.Workflows.ListRuns(ctx, wfID, 0)
 	if err != nil || len(runs) != 2 {
 		t.Fatalf("%d runs (%v), want the started one and one scheduled", len(runs), err)
 	}
@@ -114,7 +114,7 @@ func rebuild(t *testing.T, old *stack, cfg backend.Config) *stack {
 	s := &stack{t: t, rt: rt, cfg: cfg, api: lambdafn.APIHandler(rt.API), fns: map[string]harness.Function{}, harness: old.harness}
 	s.harness.Functions = nil
 	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit, contracts.QueueWorkflow} {
-		fn := harness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10, Visibility: 30 * time.Second, Handler: lambdafn.SQSHandler(rt.Handle, nil), Timeout: 30 * time.Second}
+		fn := harness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10, Visibility: 30 * time.Second, Handler: lambdafn.SQSHandler(q, rt.Handle, nil), Timeout: 30 * time.Second}
 		s.fns[q] = fn
 		s.harness.Functions = append(s.harness.Functions, fn)
 	}
@@ -126,7 +126,7 @@ func (s *stack) untilRun(runID string, deadline time.Duration) contracts.Workflo
 	s.t.Helper()
 	ctx := context.Background()
 	for end := time.Now().Add(deadline); time.Now().Before(end); {
-		if run, err := s.rt.Workflows.GetRun(ctx, runID); err == nil && run.Status.Terminal() {
+		if run, err := s.rt.Ports.Workflows.GetRun(ctx, runID); err == nil && run.Status.Terminal() {
 			return run
 		}
 		for _, fn := range s.harness.Functions {

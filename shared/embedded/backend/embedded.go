@@ -1,29 +1,13 @@
-// Package embedded is the local backend: one data directory holding a
-// SQLite file (journal, transcript, streams, events, queue) and the
-// sessions' sandbox directories, owned by one process at a time (a lock
-// file). It makes the ports and hands them to the construction seam,
-// assemble.New. Because it is the only owner, a new boot treats every
-// lease it finds as dead: it breaks them, releases in-flight queue
-// messages and re-drives every unfinished submission at once.
-//
-// # Usage
-//
-//	rt, err := backend.New(ctx, backend.Config{DataDir: dir, Env: os.Environ()})
-//	defer rt.Close()
-//	go rt.Serve(ctx)
 package backend
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -34,7 +18,6 @@ import (
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/model/providers"
 	"github.com/cairnrun/cairn/shared/model/scripted"
-	"github.com/cairnrun/cairn/shared/repair"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 	"github.com/cairnrun/cairn/shared/sandbox/proc"
@@ -72,10 +55,6 @@ type Config struct {
 	Runtime assemble.Config
 }
 
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
 // New opens (or creates) the data directory and assembles the runtime.
 func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 	if cfg.DataDir == "" {
@@ -110,7 +89,7 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 	for k, v := range cfg.Models {
 		models[k] = v
 	}
-	clock := wallClock{}
+	clock := contracts.WallClock{}
 	sandboxes, closeSandboxes, err := sandboxProviders(cfg, store, sbOpts)
 	if err != nil {
 		store.Close()
@@ -127,13 +106,15 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 		ports.Workflows, ports.Evaluator = store.Workflows(), &isolate.Runner{Command: cfg.Isolate}
 	}
 	rc := cfg.Runtime
-	rc.Owner = "boot_" + randHex(6)
+	rc.Owner = "boot_" + ids.RandomHex(6)
 	rt, err := assemble.New(ports, rc)
 	if err != nil {
 		ports.Close()
 		return nil, err
 	}
-	if err := recoverBoot(ctx, rt, store); err != nil {
+	// This process holds the data directory's lock: whatever another lease
+	// owner left unfinished is a dead boot's, recovered now.
+	if err := rt.Repair.Boot(ctx, rc.Owner, store.ReleaseInflight); err != nil {
 		rt.Close()
 		return nil, err
 	}
@@ -171,26 +152,6 @@ func sandboxProviders(cfg Config, store *sqlite.Store, opts local.Options) (cont
 	return &placement.Router{Default: def, Kinds: kinds}, closeAll, nil
 }
 
-// recoverBoot re-drives whatever a previous process left unfinished.
-func recoverBoot(ctx context.Context, rt *assemble.Runtime, store *sqlite.Store) error {
-	n, err := rt.Repair.BreakForeignLeases(ctx, rt.Owner)
-	if err != nil {
-		return fmt.Errorf("boot recovery: %w", err)
-	}
-	if err := store.ReleaseInflight(ctx); err != nil {
-		return fmt.Errorf("boot recovery: %w", err)
-	}
-	eager := &repair.Repairer{Engine: rt.Engine, StuckAfter: time.Nanosecond}
-	rep, err := eager.Run(ctx)
-	if err != nil {
-		return fmt.Errorf("boot recovery: %w", err)
-	}
-	if n+rep.Redriven+rep.Started+rep.Failed+rep.Poison > 0 {
-		rt.Log.Info("boot recovery", "leases_broken", n, "redriven", rep.Redriven, "started", rep.Started, "failed", rep.Failed, "poison", rep.Poison)
-	}
-	return nil
-}
-
 type dirLock struct{ f *os.File }
 
 func (l dirLock) Close() error { return l.f.Close() } // closing drops the flock
@@ -205,12 +166,6 @@ func lockDir(dir string) (dirLock, error) {
 		return dirLock{}, fmt.Errorf("data dir %s is in use by another cairn process (stop it, or talk to it with --addr): %w", dir, err)
 	}
 	return dirLock{f}, nil
-}
-
-func randHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // Logger is the default JSON logger of the embedded binaries.

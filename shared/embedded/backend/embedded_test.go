@@ -81,7 +81,7 @@ func TestBootRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The crashed worker: a lease far in the future…
-	cur, err := rt.Journal.GetSubmission(ctx, sub.ID)
+	cur, err := rt.Ports.Journal.GetSubmission(ctx, sub.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +90,11 @@ func TestBootRecovery(t *testing.T) {
 	}
 	held := cur
 	held.LeaseOwner, held.LeaseUntil, held.Attempt = "dead-boot", time.Now().Add(24*time.Hour), 1
-	if _, err := rt.Journal.UpdateSubmission(ctx, held, cur.Version); err != nil {
+	if _, err := rt.Ports.Journal.UpdateSubmission(ctx, held, cur.Version); err != nil {
 		t.Fatal(err)
 	}
 	// …and its message in flight for an hour.
-	ds, err := rt.Queue.Receive(ctx, contracts.QueueModel, 10, time.Hour)
+	ds, err := rt.Ports.Queue.Receive(ctx, contracts.QueueModel, 10, time.Hour)
 	if err != nil || len(ds) != 1 || ds[0].Message.SubmissionID != sub.ID {
 		t.Fatalf("receive: %+v, %v", ds, err)
 	}
@@ -103,7 +103,7 @@ func TestBootRecovery(t *testing.T) {
 	}
 
 	rt = mustOpen(t, dir)
-	got, err := rt.Journal.GetSubmission(ctx, sub.ID)
+	got, err := rt.Ports.Journal.GetSubmission(ctx, sub.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestBootRecovery(t *testing.T) {
 
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		got, err = rt.Journal.GetSubmission(ctx, sub.ID)
+		got, err = rt.Ports.Journal.GetSubmission(ctx, sub.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestBootRecovery(t *testing.T) {
 	if got.Phase != contracts.PhaseCommitted || !strings.Contains(got.Result, "hello after a crash") {
 		t.Fatalf("got %s %q (%s), want COMMITTED with the echo", got.Phase, got.Result, got.Error)
 	}
-	s, err := rt.Journal.GetSession(ctx, sess.ID)
+	s, err := rt.Ports.Journal.GetSession(ctx, sess.ID)
 	if err != nil || s.Active != "" || s.Head == "" {
 		t.Fatalf("session after commit: %+v, %v", s, err)
 	}

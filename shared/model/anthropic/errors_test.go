@@ -14,7 +14,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/model/retry"
-	"github.com/cairnrun/cairn/shared/testkit/modeltest"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
 func TestTurnErrors(t *testing.T) {
@@ -75,7 +75,7 @@ func TestTurnErrors(t *testing.T) {
 				}
 				stream(w, ok...)
 			})
-			res := modeltest.Turn(t, f.client(), "claude-test", "status?")
+			res := enginetest.ModelTurn(t, f.client(), "claude-test", "status?")
 
 			if res.Sub.Phase != tc.phase || res.Failures != tc.failures {
 				t.Fatalf("phase %s (%q) after %d failures, want %s after %d", res.Sub.Phase, res.Sub.Error, res.Failures, tc.phase, tc.failures)

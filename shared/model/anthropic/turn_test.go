@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/testkit/modeltest"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
 // These tests run the client through the real engine (modeltest) against
@@ -20,7 +20,7 @@ func TestTurnPlainText(t *testing.T) {
 	f := newFake(t, func(_ int, _ request, w http.ResponseWriter) {
 		stream(w, textAnswer(12, 9, "Hello", ", wor", "ld! How can", " I help?")...)
 	})
-	res := modeltest.Turn(t, f.client(), "claude-test", "hi")
+	res := enginetest.ModelTurn(t, f.client(), "claude-test", "hi")
 
 	if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 0 {
 		t.Fatalf("phase %s (%s) after %d failures", res.Sub.Phase, res.Sub.Error, res.Failures)
@@ -82,7 +82,7 @@ func TestTurnToolCallsSplitMidToken(t *testing.T) {
 			toolStart(2, "toolu_02", "read_file"), jsonDelta(2, `{"path"`), jsonDelta(2, `: "notes.txt"`), jsonDelta(2, `}`), blockStop(2),
 			messageDelta("tool_use", 40), messageStop())
 	})
-	res := modeltest.Turn(t, withSystem{f.client(), "You are terse."}, "claude-test", "Save a note")
+	res := enginetest.ModelTurn(t, withSystem{f.client(), "You are terse."}, "claude-test", "Save a note")
 
 	if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 0 {
 		t.Fatalf("phase %s (%s) after %d failures", res.Sub.Phase, res.Sub.Error, res.Failures)
@@ -169,7 +169,7 @@ func TestTurnThrottledHonoursRetryAfter(t *testing.T) {
 		}
 		stream(w, textAnswer(10, 3, "Fine, ", "thanks.")...)
 	})
-	res := modeltest.Turn(t, f.client(), "claude-test", "how are you?")
+	res := enginetest.ModelTurn(t, f.client(), "claude-test", "how are you?")
 
 	if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 0 {
 		t.Fatalf("phase %s (%s) after %d failures", res.Sub.Phase, res.Sub.Error, res.Failures)
@@ -202,7 +202,7 @@ func TestTurnResumesACutStream(t *testing.T) {
 				}
 				stream(w, textAnswer(20, 6, "The answer ", "is ", "42.")...)
 			})
-			res := modeltest.Turn(t, f.client(), "claude-test", "what is the answer?")
+			res := enginetest.ModelTurn(t, f.client(), "claude-test", "what is the answer?")
 
 			if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 1 {
 				t.Fatalf("phase %s (%s) after %d failures, want COMMITTED after 1", res.Sub.Phase, res.Sub.Error, res.Failures)

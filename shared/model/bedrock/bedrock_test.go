@@ -20,13 +20,12 @@ import (
 	"github.com/cairnrun/cairn/shared/model/bedrock"
 	"github.com/cairnrun/cairn/shared/model/retry"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
-	"github.com/cairnrun/cairn/shared/testkit/modeltest"
 )
 
 func TestPlainTextIsSignedAndCommits(t *testing.T) {
 	f := newFake(t, script(stream(textAnswer(21, 7, "Hello", " from", " Bedrock", ".")...)))
 	w := &waits{}
-	res := modeltest.Turn(t, f.client(t, w, 0), model, "hi")
+	res := enginetest.ModelTurn(t, f.client(t, w, 0), model, "hi")
 
 	if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 0 {
 		t.Fatalf("phase %s (%s) after %d failures", res.Sub.Phase, res.Sub.Error, res.Failures)
@@ -173,7 +172,7 @@ func TestRetryableErrorsWaitAndRetry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, script(tc.first, stream(textAnswer(5, 2, "Fine", ".")...)))
 			w := &waits{}
-			res := modeltest.Turn(t, f.client(t, w, 0), model, "hi")
+			res := enginetest.ModelTurn(t, f.client(t, w, 0), model, "hi")
 			if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 0 {
 				t.Fatalf("phase %s (%s) after %d failures", res.Sub.Phase, res.Sub.Error, res.Failures)
 			}
@@ -204,7 +203,7 @@ func TestBrokenStreamResumesWithANewAttempt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, script(tc.first, stream(textAnswer(30, 6, "The answer is ", "forty-two.")...)))
 			w := &waits{}
-			res := modeltest.Turn(t, f.client(t, w, 0), model, "question")
+			res := enginetest.ModelTurn(t, f.client(t, w, 0), model, "question")
 			if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 1 {
 				t.Fatalf("phase %s (%s) after %d failures, want committed after 1", res.Sub.Phase, res.Sub.Error, res.Failures)
 			}
@@ -236,7 +235,7 @@ func TestPermanentErrorsFailTheTurn(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, script(tc.resp))
 			w := &waits{}
-			res := modeltest.Turn(t, f.client(t, w, 0), model, "hi")
+			res := enginetest.ModelTurn(t, f.client(t, w, 0), model, "hi")
 			if res.Sub.Phase != contracts.PhaseFailed || !strings.HasPrefix(res.Sub.Error, "model_error:") {
 				t.Fatalf("phase %s error %q, want FAILED model_error:…", res.Sub.Phase, res.Sub.Error)
 			}
@@ -320,7 +319,7 @@ func TestNoCredentialsNeverFallsBackToAKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := modeltest.Turn(t, c, model, "hi")
+	res := enginetest.ModelTurn(t, c, model, "hi")
 	if res.Sub.Phase != contracts.PhaseFailed || !strings.Contains(res.Sub.Error, "IAM credentials only") {
 		t.Fatalf("phase %s error %q", res.Sub.Phase, res.Sub.Error)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/model/openai"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
-	"github.com/cairnrun/cairn/shared/testkit/modeltest"
 )
 
 const (
@@ -46,8 +45,8 @@ func toolModel(_ int, r request) reply {
 // systemTurn is modeltest.Turn with a system prompt in the session spec.
 func systemTurn(t *testing.T, c contracts.ModelClient, system, prompt string) (contracts.Submission, []string, string) {
 	t.Helper()
-	h := enginetest.New(t, func(p *assemble.Ports) { p.Models[modeltest.Provider] = c })
-	s := h.Session(contracts.SessionSpec{Model: modeltest.Provider + ":gpt-test", System: system})
+	h := enginetest.New(t, func(p *assemble.Ports) { p.Models[enginetest.ModelProvider] = c })
+	s := h.Session(contracts.SessionSpec{Model: enginetest.ModelProvider + ":gpt-test", System: system})
 	sub := h.Submit(s.ID, prompt)
 	h.Drain()
 	return h.Get(sub.ID), h.Transcript(s.ID), h.File(s.ID, "notes.txt")

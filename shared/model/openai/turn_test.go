@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/testkit/modeltest"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
 // These tests run the client through the real engine (modeltest.Turn)
@@ -19,7 +19,7 @@ import (
 func TestTurnPlainText(t *testing.T) {
 	f := newFake(t, script(answer(12, 7, "Hello", " from", " the fake", " model.")))
 	sl := &sleeps{}
-	res := modeltest.Turn(t, client(t, f, sl), "gpt-test", "hi")
+	res := enginetest.ModelTurn(t, client(t, f, sl), "gpt-test", "hi")
 
 	if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 0 {
 		t.Fatalf("phase %s (%s) after %d failures", res.Sub.Phase, res.Sub.Error, res.Failures)
@@ -52,7 +52,7 @@ func TestTurnRetriesThrottlingAfterRetryAfter(t *testing.T) {
 		answer(5, 3, "Done", " waiting."),
 	))
 	sl := &sleeps{}
-	res := modeltest.Turn(t, client(t, f, sl), "gpt-test", "hi")
+	res := enginetest.ModelTurn(t, client(t, f, sl), "gpt-test", "hi")
 
 	if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 0 {
 		t.Fatalf("phase %s (%s) after %d failures", res.Sub.Phase, res.Sub.Error, res.Failures)
@@ -74,7 +74,7 @@ func TestTurnResumesACutStream(t *testing.T) {
 		answer(9, 6, "The answer", " is forty", "-two."),
 	))
 	sl := &sleeps{}
-	res := modeltest.Turn(t, client(t, f, sl), "gpt-test", "what is the answer?")
+	res := enginetest.ModelTurn(t, client(t, f, sl), "gpt-test", "what is the answer?")
 
 	if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 1 {
 		t.Fatalf("phase %s (%s) after %d failures, want committed after 1", res.Sub.Phase, res.Sub.Error, res.Failures)
@@ -133,7 +133,7 @@ func TestTurnErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFake(t, script(tc.replies...))
 			sl := &sleeps{}
-			res := modeltest.Turn(t, client(t, f, sl), "gpt-test", "hi")
+			res := enginetest.ModelTurn(t, client(t, f, sl), "gpt-test", "hi")
 			if res.Sub.Phase != tc.phase || res.Failures != tc.failures {
 				t.Fatalf("phase %s (%q) after %d failures, want %s after %d", res.Sub.Phase, res.Sub.Error, res.Failures, tc.phase, tc.failures)
 			}

@@ -1,13 +1,15 @@
 // Package recovery classifies an unfinished submission from its journal
 // record and what the stores hold, and names the one action that resumes it
-// (DESIGN §3).
+// (docs/DESIGN.md §3).
 //
 // It owns the recovery states, their actions and two functions:
 // ClassifySubmission, pure (no I/O, no clock: the time comes in the
-// Evidence), and Gather, which reads the Evidence from the stores. It may
-// import contracts and journal; it never performs an action itself — the
-// caller (shared/repair) does, through the phase handlers of shared/turn,
-// which re-read the journal and act on what it says.
+// Evidence), and Gather, which reads the Evidence from the stores. It never
+// performs an action itself — the caller (shared/repair) does, through the
+// phase handlers of shared/turn, which re-read the journal and act on what
+// it says.
+//
+// It may import shared/contracts, shared/journal and the standard library.
 //
 // # States
 //

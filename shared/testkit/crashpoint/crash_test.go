@@ -108,7 +108,7 @@ func (w *world) session(t *testing.T, spec contracts.SessionSpec) contracts.Sess
 
 func (w *world) get(t *testing.T, id string) contracts.Submission {
 	t.Helper()
-	s, err := w.rt.Journal.GetSubmission(context.Background(), id)
+	s, err := w.rt.Ports.Journal.GetSubmission(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,10 +213,10 @@ func run(t *testing.T, open opener, sc scenario, plan *crashpoint.Plan) outcome 
 	if final.Prompt != prompt || final.IdempotencyKey != idemKey {
 		o.fail("submission lost its prompt or key: %q %q", final.Prompt, final.IdempotencyKey)
 	}
-	if subs, err := h.rt.Journal.ListSubmissions(ctx, sess.ID, "", 10); err != nil || len(subs) != 1 {
+	if subs, err := h.rt.Ports.Journal.ListSubmissions(ctx, sess.ID, "", 10); err != nil || len(subs) != 1 {
 		o.fail("%d submissions in the session, want 1 (%v)", len(subs), err)
 	}
-	path, err := h.rt.Transcript.Path(ctx, final.Leaf)
+	path, err := h.rt.Ports.Transcript.Path(ctx, final.Leaf)
 	if err != nil {
 		o.fail("reading path to leaf %q: %v", final.Leaf, err)
 	}
@@ -226,7 +226,7 @@ func run(t *testing.T, open opener, sc scenario, plan *crashpoint.Plan) outcome 
 	}
 	o.transcript = enginetest.Render(path)
 	if final.Phase == contracts.PhaseCommitted {
-		if s, err := h.rt.Journal.GetSession(ctx, sess.ID); err != nil || s.Head != final.Leaf || s.Active != "" {
+		if s, err := h.rt.Ports.Journal.GetSession(ctx, sess.ID); err != nil || s.Head != final.Leaf || s.Active != "" {
 			o.fail("session after commit: head %q active %q, want head %q active \"\" (%v)", s.Head, s.Active, final.Leaf, err)
 		}
 	}

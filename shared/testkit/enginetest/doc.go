@@ -2,14 +2,23 @@
 // embedded runtime (SQLite store, local sandboxes, the built-in tools and the
 // scripted model) on a clock the test moves by hand.
 //
-// It owns ManualClock, the Harness that assembles a assemble.Runtime exactly
+// It owns ManualClock, the Harness that assembles an assemble.Runtime exactly
 // as `cairn dev` would, but in a temporary directory with lease owner Owner
 // and a logger that reports WARN and above through the test log, and the
 // helpers the engine's tests share: create sessions, accept prompts, drain
 // the queues, read and rewrite submissions, render transcripts, lose or peek
-// at queued messages and run a repair pass. A failing helper fails the test.
+// at queued messages and run a repair pass. Workflows (with the InProcess
+// evaluator) serves workflows, with StartRun and EveryNodeOnce to drive and
+// check a run; ModelTurn runs a model provider through the real engine, so a
+// provider's tests assert the transcript, usage and attempts a user would
+// see. A failing helper fails the test.
 //
 // It is for _test.go files only; no production package imports it.
+//
+// It may import shared/assemble, shared/contracts, shared/embedded/sqlite,
+// shared/ids, shared/model/scripted, shared/repair, shared/sandbox/local,
+// shared/tools, shared/turn, shared/workflow/script and the standard library
+// (testing included).
 //
 // # Usage
 //

@@ -1,4 +1,4 @@
-package modeltest_test
+package enginetest_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/model/scripted"
-	"github.com/cairnrun/cairn/shared/testkit/modeltest"
+	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
 // cutOnce breaks its first stream after one event, then plays scripted.
@@ -29,7 +29,7 @@ func (c *cutOnce) Stream(ctx context.Context, req contracts.ModelRequest, emit f
 
 func TestTurnResumesABrokenStream(t *testing.T) {
 	c := &cutOnce{inner: scripted.New()}
-	res := modeltest.Turn(t, c, "plain", "hi")
+	res := enginetest.ModelTurn(t, c, "plain", "hi")
 	if res.Sub.Phase != contracts.PhaseCommitted || res.Failures != 1 {
 		t.Fatalf("phase %s after %d failures", res.Sub.Phase, res.Failures)
 	}

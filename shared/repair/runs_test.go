@@ -1,4 +1,4 @@
-package workflow_test
+package repair_test
 
 import (
 	"context"
@@ -7,16 +7,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
-const (
-	oneNode    = `result = agent("tick", model="scripted:plain").output`
-	stuckAfter = time.Minute
-)
+const oneNode = `result = agent("tick", model="scripted:plain").output`
+
+// world is a harness serving workflows, evaluated in process.
+type world struct {
+	h     *enginetest.Harness
+	store contracts.WorkflowStore
+	eval  *enginetest.InProcess
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{eval: &enginetest.InProcess{}}
+	w.h = enginetest.New(t, enginetest.Workflows(w.eval, nil))
+	w.store = w.h.RT.Ports.Workflows
+	return w
+}
 
 // created stores a RUNNING run directly, as a creator that died before
 // sending its first wake-up leaves it.
@@ -38,13 +48,14 @@ func (w *world) created(t *testing.T, evaluations int) contracts.WorkflowRun {
 	return run
 }
 
+// repair makes one repair pass and returns how many runs it woke.
 func (w *world) repair(t *testing.T) int {
 	t.Helper()
-	n, err := w.h.RT.Driver.Repair(context.Background(), stuckAfter)
+	rep, err := w.h.RT.Repair.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return rep.RunsWoken
 }
 
 func (w *world) run(t *testing.T, id string) contracts.WorkflowRun {
@@ -77,11 +88,11 @@ func (w *world) once(t *testing.T, queues ...string) {
 // The run's creator died between CreateRun and the first wake-up: nothing
 // evaluates it until the repair sweep finds it stuck.
 func TestRepairWakesARunNeverWoken(t *testing.T) {
-	w := newWorld(t, 0)
+	w := newWorld(t)
 	run := w.created(t, 0)
 	w.h.Drain()
-	if got := w.run(t, run.ID); got.Status != contracts.RunRunning || got.Evaluations != 0 || w.eval.evals.Load() != 0 {
-		t.Fatalf("run %s after %d evaluations, want RUNNING and never evaluated", got.Status, w.eval.evals.Load())
+	if got := w.run(t, run.ID); got.Status != contracts.RunRunning || got.Evaluations != 0 || w.eval.Evals.Load() != 0 {
+		t.Fatalf("run %s after %d evaluations, want RUNNING and never evaluated", got.Status, w.eval.Evals.Load())
 	}
 	if n := w.repair(t); n != 0 {
 		t.Fatalf("repair woke %d runs before stuckAfter, want 0", n)
@@ -92,8 +103,8 @@ func TestRepairWakesARunNeverWoken(t *testing.T) {
 // A node's turn ended and recorded its result, but the wake-up of its run
 // was lost: the sweep wakes the run, which ends.
 func TestRepairRecoversALostNodeWakeup(t *testing.T) {
-	w := newWorld(t, 0)
-	run := w.start(t, oneNode, nil)
+	w := newWorld(t)
+	run := w.h.StartRun(oneNode, nil)
 	w.once(t, contracts.QueueWorkflow) // the first evaluation starts the node
 	w.once(t, contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit)
 	if n := w.h.Lose(contracts.QueueWorkflow); n != 1 {
@@ -114,15 +125,15 @@ func TestRepairRecoversALostNodeWakeup(t *testing.T) {
 // ordinary wake-up, but not by the sweep's: its evaluation starts the
 // nodes the script asks for.
 func TestRepairEvaluatesARunWithNothingNew(t *testing.T) {
-	w := newWorld(t, 0)
+	w := newWorld(t)
 	run := w.created(t, 1) // evaluated once, its node never started
 	m := contracts.Message{Kind: contracts.QueueWorkflow, SessionID: run.ID, SubmissionID: run.ID, Nonce: "dup"}
-	if err := w.h.RT.Queue.Send(context.Background(), contracts.QueueWorkflow, m); err != nil {
+	if err := w.h.RT.Ports.Queue.Send(context.Background(), contracts.QueueWorkflow, m); err != nil {
 		t.Fatal(err)
 	}
 	w.h.Drain()
-	if got := w.run(t, run.ID); got.Status != contracts.RunRunning || w.eval.evals.Load() != 0 {
-		t.Fatalf("run %s after %d evaluations, want an ordinary wake-up skipped", got.Status, w.eval.evals.Load())
+	if got := w.run(t, run.ID); got.Status != contracts.RunRunning || w.eval.Evals.Load() != 0 {
+		t.Fatalf("run %s after %d evaluations, want an ordinary wake-up skipped", got.Status, w.eval.Evals.Load())
 	}
 	w.sweepEnds(t, run.ID)
 }
@@ -132,8 +143,8 @@ func TestRepairEvaluatesARunWithNothingNew(t *testing.T) {
 // evaluation of its budget and touches the run, so the next sweeps leave
 // it alone for another stuckAfter.
 func TestRepairLeavesAHealthyRunAlone(t *testing.T) {
-	w := newWorld(t, 0)
-	run := w.start(t, oneNode, nil)
+	w := newWorld(t)
+	run := w.h.StartRun(oneNode, nil)
 	w.once(t, contracts.QueueWorkflow) // the node's turn waits in the model queue
 	for range 2 {
 		if n := w.repair(t); n != 0 {
@@ -156,7 +167,7 @@ func TestRepairLeavesAHealthyRunAlone(t *testing.T) {
 		t.Fatalf("after the repair evaluation: %s, %d evaluations (before %d), updated %v (now %v); want RUNNING, the same count, touched",
 			after.Status, after.Evaluations, before.Evaluations, after.UpdatedAt, w.h.Clock.Now())
 	}
-	if ev := w.eval.evals.Load(); ev != 2 {
+	if ev := w.eval.Evals.Load(); ev != 2 {
 		t.Fatalf("%d evaluations, want the first and the repair's", ev)
 	}
 	if n := w.repair(t); n != 0 {
@@ -166,7 +177,7 @@ func TestRepairLeavesAHealthyRunAlone(t *testing.T) {
 	if got := w.run(t, run.ID); got.Status != contracts.RunSucceeded {
 		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
 	}
-	w.everyNodeOnce(t, run.ID, 1)
+	w.h.EveryNodeOnce(run.ID, 1)
 }
 
 // broken is an isolate that can never be started.
@@ -179,11 +190,8 @@ func (broken) Evaluate(context.Context, contracts.EvalRequest) (contracts.EvalRe
 // A run whose evaluations keep failing has its wake-up dead-lettered; the
 // repair pass turns the dead letter into a visible FAILED poison state.
 func TestDeadLetteredWakeupEndsTheRunPoisoned(t *testing.T) {
-	var store contracts.WorkflowStore
-	h := enginetest.New(t, func(p *assemble.Ports) {
-		store = p.Journal.(*sqlite.Store).Workflows()
-		p.Workflows, p.Evaluator = store, broken{}
-	})
+	h := enginetest.New(t, enginetest.Workflows(broken{}, nil))
+	store := h.RT.Ports.Workflows
 	ctx := context.Background()
 	run, err := h.RT.Driver.Start(ctx, contracts.WorkflowRun{ID: "run_poison", WorkflowID: "wf", Script: `result = 1`})
 	if err != nil {
@@ -193,16 +201,16 @@ func TestDeadLetteredWakeupEndsTheRunPoisoned(t *testing.T) {
 		h.Drain()
 		h.Clock.Advance(10 * time.Minute)
 	}
-	n, err := h.RT.Driver.DrainDLQ(ctx)
-	if err != nil || n != 1 {
-		t.Fatalf("DrainDLQ = %d, %v; want the one run", n, err)
+	rep, err := h.RT.Repair.Run(ctx)
+	if err != nil || rep.RunsPoisoned != 1 {
+		t.Fatalf("repair pass poisoned %d runs, %v; want the one run", rep.RunsPoisoned, err)
 	}
 	got, err := store.GetRun(ctx, run.ID)
 	if err != nil || got.Status != contracts.RunFailed || !strings.HasPrefix(got.Error, "poison:") {
 		t.Fatalf("run %s %q, %v", got.Status, got.Error, err)
 	}
-	if n, _ := h.RT.Driver.DrainDLQ(ctx); n != 0 {
-		t.Fatalf("the dead letter was not deleted: %d more", n)
+	if rep, _ := h.RT.Repair.Run(ctx); rep.RunsPoisoned != 0 {
+		t.Fatalf("the dead letter was not deleted: %d more", rep.RunsPoisoned)
 	}
 }
 
@@ -218,5 +226,5 @@ func (w *world) sweepEnds(t *testing.T, runID string) {
 	if got := w.run(t, runID); got.Status != contracts.RunSucceeded {
 		t.Fatalf("run %s %s, want SUCCEEDED", got.Status, got.Error)
 	}
-	w.everyNodeOnce(t, runID, 1)
+	w.h.EveryNodeOnce(runID, 1)
 }

@@ -1,14 +1,3 @@
-// Package runtime is cairn's construction seam: Assemble wires a backend's
-// ports into the turn engine, the repairer, the queue workers and the HTTP
-// API. Backends only make ports — `backend.New` (SQLite, local sandboxes)
-// for `cairn dev`/`cairn run`, and the AWS backend (DynamoDB, SQS) for the
-// Lambda functions — so a Lambda binary never links the embedded adapters.
-//
-// # Usage
-//
-//	rt, err := assemble.New(ports, assemble.Config{Owner: "boot-1", Token: tok})
-//	go rt.Serve(ctx)                       // workers + repair ticker
-//	http.ListenAndServe(addr, rt.API)
 package assemble
 
 import (
@@ -65,16 +54,17 @@ type Config struct {
 	Log          *slog.Logger
 	// Scheduler registers workflow schedules where they fire (EventBridge
 	// Scheduler on AWS); nil = the store is the schedule (the dev ticker).
-	Scheduler api.Scheduler
+	Scheduler contracts.Scheduler
 }
 
-// Runtime is an assembled cairn.
+// Runtime is an assembled cairn: the ports and configuration it was built
+// from, and what New made of them.
 type Runtime struct {
-	Ports
-	Config
+	Ports   Ports
+	Config  Config
 	Engine  *turn.Engine
 	Driver  *workflow.Driver // nil without workflows
-	Repair  *repair.Repairer
+	Repair  *repair.Repairer // one pass: submissions, and workflow runs with a Driver
 	Workers *worker.Pool
 	API     http.Handler
 	// QueueSignals fire on every Send to their queue; EventSignal on every
@@ -83,7 +73,7 @@ type Runtime struct {
 	EventSignal  *worker.Signal
 }
 
-// Assemble builds the runtime from a backend's ports.
+// New builds the runtime from a backend's ports.
 func New(p Ports, cfg Config) (*Runtime, error) {
 	if p.Journal == nil || p.Transcript == nil || p.Streams == nil || p.Events == nil || p.Queue == nil ||
 		p.Sandboxes == nil || p.Registry == nil || p.Clock == nil || p.IDs == nil {
@@ -115,7 +105,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 		rt.Engine.Workflows, rt.Engine.Ending = rt.Driver, rt.Driver.Ending
 		queues = append(queues, contracts.QueueWorkflow)
 	}
-	rt.Repair = &repair.Repairer{Engine: rt.Engine, StuckAfter: cfg.StuckAfter}
+	rt.Repair = &repair.Repairer{Engine: rt.Engine, Driver: rt.Driver, StuckAfter: cfg.StuckAfter}
 	rt.Workers = &worker.Pool{
 		Queue: q, Handle: rt.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignals.Wait, Log: cfg.Log,
 		Queues: queues,
@@ -133,7 +123,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 func (rt *Runtime) Handle(ctx context.Context, m contracts.Message) error {
 	if m.Kind == contracts.QueueWorkflow {
 		if rt.Driver == nil {
-			rt.Log.Warn("workflow message without workflows configured: dropped", "run_id", m.SubmissionID)
+			rt.Config.Log.WarnContext(ctx, "workflow message without workflows configured: dropped", "run_id", m.SubmissionID)
 			return nil
 		}
 		return rt.Driver.Handle(ctx, m)
@@ -147,7 +137,7 @@ func (rt *Runtime) resolve(model string) (contracts.ModelClient, string, error) 
 	if !ok {
 		return nil, "", fmt.Errorf("model %q: want provider:model (e.g. scripted:demo): %w", model, contracts.ErrInvalid)
 	}
-	c, found := rt.Models[provider]
+	c, found := rt.Ports.Models[provider]
 	if !found {
 		return nil, "", fmt.Errorf("model provider %q is not configured: %w", provider, contracts.ErrInvalid)
 	}
@@ -157,64 +147,13 @@ func (rt *Runtime) resolve(model string) (contracts.ModelClient, string, error) 
 // Serve runs the queue workers, the repair ticker and (with workflows and
 // no external scheduler) the schedule ticker until ctx ends.
 func (rt *Runtime) Serve(ctx context.Context) {
-	every := rt.RepairEvery
+	every := rt.Config.RepairEvery
 	if every <= 0 {
 		every = 5 * time.Second
 	}
-	go rt.RepairLoop(ctx, every)
+	go rt.Repair.Loop(ctx, every)
 	go rt.ScheduleLoop(ctx, every)
 	rt.Workers.Run(ctx)
-}
-
-// RepairLoop runs a repair pass (RepairAll) every period until ctx ends,
-// logging what each pass did (the repair function's schedule, in process).
-func (rt *Runtime) RepairLoop(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			rep, err := rt.RepairAll(ctx)
-			if err != nil && ctx.Err() == nil {
-				rt.Log.Warn("repair pass", "error", err)
-			}
-			if rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison+rep.RunsWoken+rep.RunsPoisoned > 0 {
-				rt.Log.Info("repair pass", "redriven", rep.Redriven, "started", rep.Started, "failed", rep.Failed,
-					"expired", rep.Expired, "poison", rep.Poison, "runs_woken", rep.RunsWoken, "runs_poisoned", rep.RunsPoisoned)
-			}
-		}
-	}
-}
-
-// RepairReport is what one RepairAll pass did: the submission repair's
-// counts and the workflow runs the sweep woke.
-type RepairReport struct {
-	repair.Report
-	RunsWoken    int // stuck RUNNING runs woken
-	RunsPoisoned int // runs ended FAILED poison:… from the workflow DLQ
-}
-
-// RepairAll makes one repair pass (the repair function's handler): stuck
-// submissions and dead letters (Repair.Run), then, with workflows, stuck
-// workflow runs (Driver.Repair, with the same StuckAfter) and dead-lettered
-// run wake-ups (Driver.DrainDLQ: the run ends FAILED poison:…). The run
-// passes run even when the submission pass failed; errors are joined.
-func (rt *Runtime) RepairAll(ctx context.Context) (RepairReport, error) {
-	rep, err := rt.Repair.Run(ctx)
-	out := RepairReport{Report: rep}
-	if rt.Driver == nil {
-		return out, err
-	}
-	stuck := rt.StuckAfter
-	if stuck <= 0 {
-		stuck = workflow.DefaultStuckAfter
-	}
-	woken, werr := rt.Driver.Repair(ctx, stuck)
-	poisoned, derr := rt.Driver.DrainDLQ(ctx)
-	out.RunsWoken, out.RunsPoisoned = woken, poisoned
-	return out, errors.Join(err, werr, derr)
 }
 
 // Close releases the backend.
@@ -231,7 +170,7 @@ func (rt *Runtime) workflowAPI() api.WorkflowConfig {
 		return api.WorkflowConfig{}
 	}
 	return api.WorkflowConfig{
-		Store: rt.Workflows, Runs: rt.Driver, IDs: rt.IDs, Scheduler: rt.Scheduler,
+		Store: rt.Ports.Workflows, Runs: rt.Driver, IDs: rt.Ports.IDs, Scheduler: rt.Config.Scheduler,
 		CheckScript: script.Check,
 		CheckSchedule: func(expr string) error {
 			_, err := schedule.Parse(expr)
@@ -244,11 +183,11 @@ func (rt *Runtime) workflowAPI() api.WorkflowConfig {
 // stand-in for EventBridge Scheduler) until ctx ends; without workflows,
 // or with an external scheduler, it returns at once.
 func (rt *Runtime) ScheduleLoop(ctx context.Context, every time.Duration) {
-	if rt.Driver == nil || rt.Scheduler != nil {
+	if rt.Driver == nil || rt.Config.Scheduler != nil {
 		return
 	}
-	t := &schedule.Ticker{List: rt.Workflows.ListSchedules, Fire: rt.Driver.Fire, Clock: rt.Clock, Log: rt.Log}
+	t := &schedule.Ticker{List: rt.Ports.Workflows.ListSchedules, Fire: rt.Driver.Fire, Clock: rt.Ports.Clock, Log: rt.Config.Log}
 	if err := t.Run(ctx, every); err != nil && ctx.Err() == nil {
-		rt.Log.Error("schedule ticker stopped", "error", err)
+		rt.Config.Log.ErrorContext(ctx, "schedule ticker stopped", "error", err)
 	}
 }

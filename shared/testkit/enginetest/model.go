@@ -1,14 +1,4 @@
-// Package modeltest runs a model provider through the real engine (SQLite
-// journal, local sandboxes, every built-in tool) so a provider's tests
-// assert what a user sees: the transcript, the usage recorded in the
-// journal, and how many attempts (stream keys) a step took. Tests only.
-//
-// # Usage
-//
-//	res := modeltest.Turn(t, client, "claude-x", "hello")
-//	res.Sub.Phase == contracts.PhaseCommitted
-//	res.Transcript // enginetest.Render lines
-package modeltest
+package enginetest
 
 import (
 	"context"
@@ -17,35 +7,38 @@ import (
 
 	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
-// Provider is the name the client under test is registered as.
-const Provider = "p"
+// ModelProvider is the name ModelTurn registers the client under test as.
+const ModelProvider = "p"
 
-// Result is one finished turn.
-type Result struct {
+// ModelResult is one finished turn of ModelTurn.
+type ModelResult struct {
 	Sub        contracts.Submission // the journal record, terminal
-	Transcript []string             // enginetest.Render of the session's path
+	Transcript []string             // Render of the session's path
 	Events     []contracts.Event    // every event of the submission, in order
 	// Failures counts handler runs that failed and were redelivered (a
 	// broken stream is one; the next attempt streams under a new key).
 	Failures int
-	Harness  *enginetest.Harness
+	Harness  *Harness
 }
 
-// Turn creates a session whose model is Provider+":"+model (all built-in
+// ModelTurn runs a model provider through the real engine (SQLite journal,
+// local sandboxes, every built-in tool), so a provider's tests assert what
+// a user sees: the transcript, the usage recorded in the journal, and how
+// many attempts (stream keys) a step took. It creates a session whose
+// model is ModelProvider+":"+model (all built-in
 // tools, default policy), submits prompt and drives the queues until the
 // submission ends. A handler failure leaves its message in flight; Turn then
 // moves the manual clock past the lease and the visibility timeout, as time
 // would, and drives again (bounded).
-func Turn(t testing.TB, client contracts.ModelClient, model, prompt string) Result {
+func ModelTurn(t testing.TB, client contracts.ModelClient, model, prompt string) ModelResult {
 	t.Helper()
-	h := enginetest.New(t, func(p *assemble.Ports) { p.Models[Provider] = client })
-	s := h.Session(contracts.SessionSpec{Model: Provider + ":" + model})
+	h := New(t, func(p *assemble.Ports) { p.Models[ModelProvider] = client })
+	s := h.Session(contracts.SessionSpec{Model: ModelProvider + ":" + model})
 	sub := h.Submit(s.ID, prompt)
-	res := Result{Harness: h}
+	res := ModelResult{Harness: h}
 	for round := 0; ; round++ {
 		h.Drain()
 		res.Sub = h.Get(sub.ID)
