@@ -4,7 +4,18 @@
 //	cairn run     [--addr URL | --data DIR] "prompt" submit a turn and stream its progress
 //	cairn approve [--addr URL | --data DIR] SESSION APPROVAL allow|deny
 //	cairn sessions / cairn show SESSION [SUBMISSION]
+//	cairn workflow run FILE.star [--input JSON]       run a workflow and show its nodes
 //	cairn sandboxd --addr 127.0.0.1:0 --workspace DIR --state DIR   the sandbox control server
+//	cairn isolate                                      evaluate one workflow script (stdin → stdout)
+//
+// `cairn dev --backend aws` serves the same API against AWS services (or
+// LocalStack/moto) through the Lambda harness.
+//
+// It may import shared/assemble, shared/aws/backend, shared/aws/harness,
+// shared/aws/lambdafn, shared/contracts, shared/embedded/backend,
+// shared/ids, shared/sandbox/server, shared/workflow/isolate, the standard
+// library, the AWS SDK, aws-lambda-go's event types and golang.org/x/sys.
+// It never imports shared/testkit/... (docs/docs_test.go checks it).
 package main
 
 import (

@@ -1,6 +1,9 @@
 // Command isolate is the workflow-script isolate as a Lambda: the same
 // evaluation as `cairn isolate`, in a function whose role allows nothing
 // and whose environment it empties on the first invocation.
+//
+// It may import shared/workflow/isolate, the standard library and
+// aws-lambda-go.
 package main
 
 import (

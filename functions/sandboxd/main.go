@@ -3,6 +3,8 @@
 // Fargate task (see Dockerfile) or as a local process on loopback.
 //
 //	SANDBOXD_TOKEN_SHA256=<hex sha256 of the token> sandboxd --addr 127.0.0.1:0 --workspace DIR --state DIR [--idle-timeout 15m]
+//
+// It may import shared/sandbox/server and the standard library.
 package main
 
 import (

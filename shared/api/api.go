@@ -1,15 +1,3 @@
-// Package api is cairn's HTTP API v1: one net/http Handler served by
-// `cairn dev` on loopback and by the `api` Lambda behind API Gateway.
-//
-// Every error is JSON {"error":{"code","message"}} with a 4xx for bad
-// input (never a 5xx, never a stored half-record); bodies over 1 MiB and
-// prompts over 256 KiB are refused. Requests carry `Authorization: Bearer
-// <token>` when a token is configured.
-//
-// # Usage
-//
-//	h := api.New(api.Config{Engine: eng, Journal: j, Transcript: t, Events: ev, Registry: reg, Token: tok})
-//	http.ListenAndServe("127.0.0.1:8080", h)
 package api
 
 import (
@@ -88,7 +76,7 @@ func (s *server) recoverer(h http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.Log.Error("api handler panic", "path", r.URL.Path, "panic", v)
+				s.Log.ErrorContext(r.Context(), "api handler panic", "path", r.URL.Path, "panic", v)
 				writeError(w, http.StatusInternalServerError, "internal", "internal error")
 			}
 		}()

@@ -47,7 +47,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, contracts.ErrPermission):
 		writeError(w, http.StatusForbidden, "forbidden", err.Error())
 	default:
-		s.Log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		s.Log.ErrorContext(r.Context(), "api request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		writeError(w, http.StatusInternalServerError, "internal", "internal error")
 	}
 }

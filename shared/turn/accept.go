@@ -42,7 +42,7 @@ func (e *Engine) Accept(ctx context.Context, sessionID, prompt, idempotencyKey s
 	}
 	if err := e.StartNext(ctx, sessionID); err != nil {
 		// The submission is durable; repair starts it if this failed.
-		e.log().Warn("starting submission", "session_id", sessionID, "submission_id", sub.ID, "error", err)
+		e.log().WarnContext(ctx, "starting submission", "session_id", sessionID, "submission_id", sub.ID, "error", err)
 	}
 	return sub, created, nil
 }

@@ -13,7 +13,7 @@ import (
 func (e *Engine) Commit(ctx context.Context, m contracts.Message) error {
 	sub, err := e.Journal.GetSubmission(ctx, m.SubmissionID)
 	if err != nil {
-		return e.staleOr(err, m)
+		return e.staleOr(ctx, err, m)
 	}
 	if sub.Phase == contracts.PhaseCommitted {
 		return e.StartNext(ctx, sub.SessionID) // a repeat: make sure the session moved on
@@ -39,7 +39,7 @@ func (e *Engine) Commit(ctx context.Context, m contracts.Message) error {
 	} else if err != nil {
 		return err
 	}
-	e.log().Info("submission committed", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step)
+	e.log().InfoContext(ctx, "submission committed", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step)
 	return e.StartNext(ctx, sub.SessionID)
 }
 
@@ -94,7 +94,7 @@ func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submissio
 	if err != nil {
 		return err
 	}
-	e.log().Warn("submission failed", "session_id", done.SessionID, "submission_id", done.ID, "step", done.Step, "reason", done.Error)
+	e.log().WarnContext(ctx, "submission failed", "session_id", done.SessionID, "submission_id", done.ID, "step", done.Step, "reason", done.Error)
 	if err := e.release(ctx, done, false); err != nil {
 		return err
 	}
@@ -112,9 +112,9 @@ func (e *Engine) ending(ctx context.Context, sub contracts.Submission) error {
 	return nil
 }
 
-func (e *Engine) staleOr(err error, m contracts.Message) error {
+func (e *Engine) staleOr(ctx context.Context, err error, m contracts.Message) error {
 	if isNotFound(err) {
-		e.log().Warn("message for unknown submission", "submission_id", m.SubmissionID)
+		e.log().WarnContext(ctx, "message for unknown submission", "submission_id", m.SubmissionID)
 		return nil
 	}
 	return fmt.Errorf("reading submission %s: %w", m.SubmissionID, err)

@@ -10,6 +10,9 @@
 // or duplicate message, a lease held by a live worker, a lost race); it
 // returns an error only when the message should be delivered again.
 //
+// It may import shared/contracts, shared/ids, shared/journal, shared/policy
+// and the standard library.
+//
 // # Usage
 //
 //	eng := &turn.Engine{Deps: deps}

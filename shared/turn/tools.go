@@ -109,7 +109,7 @@ func (e *Engine) sandboxKnows(ctx context.Context, sandbox contracts.SandboxAPI,
 	}
 	o, err := ledger.CallOutcome(ctx, callID)
 	if err != nil {
-		e.log().Warn("sandbox cannot say whether a call ran", "call_id", callID, "error", err)
+		e.log().WarnContext(ctx, "sandbox cannot say whether a call ran", "call_id", callID, "error", err)
 		return false
 	}
 	return o.State == contracts.CallRunning || o.State == contracts.CallDone
@@ -124,9 +124,9 @@ func sandboxGone(ctx context.Context, err error) bool {
 // unavailable releases the session's unreachable sandbox and gives the call
 // an error result naming the cause.
 func (e *Engine) unavailable(ctx context.Context, sess contracts.Session, call contracts.ToolCall, cause error) contracts.ToolResult {
-	e.log().Warn("sandbox unavailable; releasing it", "session_id", sess.ID, "call_id", call.ID, "error", cause)
+	e.log().WarnContext(ctx, "sandbox unavailable; releasing it", "session_id", sess.ID, "call_id", call.ID, "error", cause)
 	if err := e.Sandboxes.Release(ctx, sess.ID); err != nil {
-		e.log().Warn("releasing unavailable sandbox", "session_id", sess.ID, "error", err)
+		e.log().WarnContext(ctx, "releasing unavailable sandbox", "session_id", sess.ID, "error", err)
 	}
 	return contracts.ToolResult{CallID: call.ID, Content: SandboxUnavailable + ": " + cause.Error(), IsError: true}
 }
@@ -207,7 +207,7 @@ func (e *Engine) park(ctx context.Context, sub contracts.Submission, pending []c
 			return err
 		}
 	}
-	e.log().Info("turn parked", "session_id", parked.SessionID, "submission_id", parked.ID, "step", parked.Step, "approvals_pending", len(pending))
+	e.log().InfoContext(ctx, "turn parked", "session_id", parked.SessionID, "submission_id", parked.ID, "step", parked.Step, "approvals_pending", len(pending))
 	return nil
 }
 

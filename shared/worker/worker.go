@@ -1,14 +1,3 @@
-// Package worker feeds queue messages to a handler the way Lambda's SQS
-// event source mapping does: receive a batch, call the handler per message,
-// delete what succeeded, and leave failures to reappear after the
-// visibility timeout. It is the in-process driver of `cairn dev`.
-//
-// # Usage
-//
-//	sig := &worker.Signals{}
-//	q := worker.NotifyQueue{Queue: store, Signals: sig} // wake a queue's workers on its Sends
-//	p := &worker.Pool{Queue: q, Handle: eng.Handle, Wake: sig.Wait, Queues: []string{"model", "tools", "commit"}}
-//	go p.Run(ctx)
 package worker
 
 import (
@@ -66,7 +55,7 @@ func (p *Pool) loop(ctx context.Context, q string) {
 		}
 		n, err := p.Once(ctx, q, 1)
 		if err != nil && ctx.Err() == nil {
-			p.log().Error("receiving", "queue", q, "error", err)
+			p.log().ErrorContext(ctx, "receiving", "queue", q, "error", err)
 		}
 		if n > 0 {
 			continue
@@ -99,12 +88,12 @@ func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
 			}
 			// Left in flight: it reappears after the visibility timeout,
 			// like an SQS batch item failure.
-			p.log().Warn("handler failed; message will be redelivered", "queue", q, "session_id", d.Message.SessionID,
+			p.log().WarnContext(ctx, "handler failed; message will be redelivered", "queue", q, "session_id", d.Message.SessionID,
 				"submission_id", d.Message.SubmissionID, "step", d.Message.Step, "receive_count", d.ReceiveCount, "error", err)
 			continue
 		}
 		if err := p.Queue.Delete(ctx, q, d.Receipt); err != nil {
-			p.log().Warn("deleting handled message", "queue", q, "error", err)
+			p.log().WarnContext(ctx, "deleting handled message", "queue", q, "error", err)
 		}
 	}
 	return len(ds), nil

@@ -47,7 +47,7 @@ func BenchmarkCostPerAgentStep(b *testing.B) {
 	h := &harness.Harness{Client: sqs.NewFromConfig(counted)}
 	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit} {
 		h.Functions = append(h.Functions, harness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10,
-			Visibility: 30 * time.Second, Timeout: time.Minute, Handler: lambdafn.SQSHandler(rt.Engine.Handle, nil)})
+			Visibility: 30 * time.Second, Timeout: time.Minute, Handler: lambdafn.SQSHandler(q, rt.Engine.Handle, nil)})
 	}
 	spec := contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}}
 	sessions := make([]string, b.N)

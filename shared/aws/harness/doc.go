@@ -1,4 +1,4 @@
-// Package lambdaharness runs cairn's Lambda handlers locally exactly as
+// Package harness runs cairn's Lambda handlers locally exactly as
 // Lambda's SQS event source mapping would, against a real SQS endpoint
 // (LocalStack, or moto_server in CI): it receives a batch from each
 // function's queue, builds the events.SQSEvent Lambda would send, invokes
@@ -11,14 +11,16 @@
 // receives.
 //
 // It serves tests and `cairn dev --backend aws`; production uses the real
-// event source mapping. It imports the SQS client and aws-lambda-go's event
-// types, never cairn's handlers.
+// event source mapping. It is given the handlers; it never imports them.
+//
+// It may import only the standard library, the AWS SDK's SQS client and
+// aws-lambda-go's event types.
 //
 // # Usage
 //
 //	h := &harness.Harness{Client: sqs.NewFromConfig(cfg), Log: logger, Functions: []harness.Function{{
 //		Queue: "model", URL: urls["model"], BatchSize: 10, Visibility: 30 * time.Second,
-//		Timeout: 15 * time.Minute, Handler: lambdafn.SQSHandler(eng.Handle, logger),
+//		Timeout: 15 * time.Minute, Handler: lambdafn.SQSHandler("model", eng.Handle, logger),
 //	}}}
 //	go h.Run(ctx)
 //

@@ -56,7 +56,7 @@ func (h *Harness) Invocations() int64 { return h.invocations.Load() }
 // then. Receive errors are logged and retried after Poll.
 func (h *Harness) Run(ctx context.Context) error {
 	if len(h.Functions) == 0 {
-		return errors.New("lambdaharness: no functions to run")
+		return errors.New("harness: no functions to run")
 	}
 	var wg sync.WaitGroup
 	for _, fn := range h.Functions {
@@ -103,7 +103,7 @@ func (h *Harness) log() *slog.Logger {
 // validate checks a Function before its first receive.
 func (fn Function) validate() error {
 	if fn.URL == "" || fn.Handler == nil || fn.BatchSize < 0 || fn.BatchSize > 10 {
-		return fmt.Errorf("lambdaharness: function for queue %q needs a URL, a handler and a batch size of 0…10", fn.Queue)
+		return fmt.Errorf("harness: function for queue %q needs a URL, a handler and a batch size of 0…10", fn.Queue)
 	}
 	return nil
 }

@@ -129,7 +129,7 @@ func TestFailedRecordAndLaterOnesRedelivered(t *testing.T) {
 	rec := &recorder{failOnce: map[string]bool{"sub-2": true}}
 	var batches [][]string
 	var counts []string
-	handler := lambdafn.SQSHandler(rec.handle, nil)
+	handler := lambdafn.SQSHandler(contracts.QueueModel, rec.handle, nil)
 	fn := e.fn(contracts.QueueModel, func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var ids []string
 		for _, r := range ev.Records {
@@ -239,7 +239,7 @@ func TestDeadLetterAfterMaxReceives(t *testing.T) {
 	const maxReceives = 2
 	e := setup(t, maxReceives)
 	h := newHarness(e)
-	fn := e.fn(contracts.QueueModel, lambdafn.SQSHandler(func(context.Context, contracts.Message) error {
+	fn := e.fn(contracts.QueueModel, lambdafn.SQSHandler(contracts.QueueModel, func(context.Context, contracts.Message) error {
 		return errors.New("always fails")
 	}, nil))
 	e.send(t, contracts.QueueModel, "poison")
@@ -321,7 +321,7 @@ func TestRunDrainsEveryFunction(t *testing.T) {
 	h := newHarness(e)
 	h.Poll = 50 * time.Millisecond
 	for _, q := range []string{contracts.QueueModel, contracts.QueueTools} {
-		h.Functions = append(h.Functions, e.fn(q, lambdafn.SQSHandler(handle, nil)))
+		h.Functions = append(h.Functions, e.fn(q, lambdafn.SQSHandler(q, handle, nil)))
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan error, 1)

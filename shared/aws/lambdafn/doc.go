@@ -10,15 +10,24 @@
 // the rest of the batch in order. A record whose body is not a
 // contracts.Message is poison that no retry can fix: it is logged and
 // acknowledged, never retried (retrying it would only block its message
-// group until the DLQ takes it).
+// group until the DLQ takes it). Each phase function serves one queue:
+// SQSHandler is given that queue's message kind and refuses any other kind,
+// reporting it as a failure so it ends in the queue's DLQ rather than being
+// handled by the wrong function.
 //
-// It imports contracts, the standard library, aws-lambda-go's event types
-// and the API Gateway proxy adapter; nothing that talks to AWS.
+// Log lines are written with the invocation's context, so the functions'
+// logger, aws-lambda-go's lambdacontext.NewLogHandler, adds the request id
+// to each.
+//
+// It may import shared/contracts, the standard library, aws-lambda-go's
+// event types and the API Gateway proxy adapter. Nothing it imports talks
+// to AWS.
 //
 // # Usage
 //
-//	// functions/model/main.go, after building the engine through the seam:
-//	lambda.Start(lambdafn.SQSHandler(engine.Handle, logger)) // engine is a *turn.Engine
+//	// functions/model/main.go, after building the runtime through the seam:
+//	log := lambdacontext.NewLogger()
+//	lambda.Start(lambdafn.SQSHandler(contracts.QueueModel, rt.Handle, log))
 //
 //	// functions/api/main.go:
 //	lambda.Start(lambdafn.APIHandler(api.New(apiConfig)))

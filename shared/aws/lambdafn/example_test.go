@@ -29,7 +29,7 @@ func ExampleSQSHandler() {
 		{MessageId: "m2", Body: body("sub-2")},
 		{MessageId: "m3", Body: body("sub-3")},
 	}}
-	resp, _ := lambdafn.SQSHandler(handle, nil)(context.Background(), ev)
+	resp, _ := lambdafn.SQSHandler(contracts.QueueModel, handle, nil)(context.Background(), ev)
 	fmt.Println(resp.BatchItemFailures)
 	// Output:
 	// handling sub-1

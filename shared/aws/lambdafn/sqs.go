@@ -18,9 +18,10 @@ import (
 // unreported.
 const DeadlineMargin = 2 * time.Second
 
-// SQSHandler returns a Lambda handler for an SQS FIFO batch that calls
-// handle for each record's message, in order. The response lists in
-// BatchItemFailures the first record whose handle returned an error or
+// SQSHandler returns a Lambda handler for an SQS FIFO batch of the queue of
+// kind (contracts.QueueModel, QueueTools, QueueCommit or QueueWorkflow)
+// that calls handle for each record's message, in order. The response lists
+// in BatchItemFailures the first record whose handle returned an error or
 // panicked and every later record (not handled at all), so SQS redelivers
 // them and the group's order holds. Records not listed are acknowledged:
 // those handled successfully, and poison (a body that is not a valid
@@ -28,8 +29,20 @@ const DeadlineMargin = 2 * time.Second
 // retried forever. When less than DeadlineMargin is left before ctx's
 // deadline, the remaining records are reported as failures unhandled.
 //
+// A message of another kind than kind is refused, never handled: it is
+// logged at error level and reported as a failure with every later record,
+// like a handler error, so SQS keeps it and moves it to the queue's DLQ
+// after maxReceiveCount instead of this function acting on another phase's
+// work. SQSHandler panics if kind is empty.
+//
+// Every line is logged with the invocation's ctx, so a
+// lambdacontext.NewLogHandler logger adds its request id.
+//
 // The returned error is always nil: failures travel as batch item failures.
-func SQSHandler(handle func(context.Context, contracts.Message) error, log *slog.Logger) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+func SQSHandler(kind string, handle func(context.Context, contracts.Message) error, log *slog.Logger) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	if kind == "" {
+		panic("lambdafn: SQSHandler needs the message kind of its queue")
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -46,6 +59,13 @@ func SQSHandler(handle func(context.Context, contracts.Message) error, log *slog
 				log.ErrorContext(ctx, "poison message acknowledged without handling",
 					"message_id", rec.MessageId, "event_source_arn", rec.EventSourceARN, "error", err)
 				continue
+			}
+			if m.Kind != kind {
+				log.ErrorContext(ctx, "refusing a message of another kind: reported as a batch item failure with the rest of the batch; SQS moves it to the queue's DLQ after maxReceiveCount",
+					"function_kind", kind, "message_kind", m.Kind, "message_id", rec.MessageId,
+					"session_id", m.SessionID, "submission_id", m.SubmissionID, "step", m.Step, "phase", m.Phase,
+					"receive_count", rec.Attributes["ApproximateReceiveCount"], "event_source_arn", rec.EventSourceARN)
+				return failFrom(ev.Records, i), nil
 			}
 			if err := call(ctx, handle, m); err != nil {
 				log.WarnContext(ctx, "handler failed; message and the rest of the batch will be redelivered",

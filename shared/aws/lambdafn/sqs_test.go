@@ -17,9 +17,13 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
-func record(i int) events.SQSMessage {
+func record(i int) events.SQSMessage { return kindRecord(contracts.QueueModel, i) }
+
+// kindRecord is record i (message id m<i>, submission sub-<i>, step i)
+// carrying a message of kind.
+func kindRecord(kind string, i int) events.SQSMessage {
 	body, _ := json.Marshal(contracts.Message{
-		Kind: contracts.QueueModel, SessionID: "s1", SubmissionID: fmt.Sprint("sub-", i),
+		Kind: kind, SessionID: "s1", SubmissionID: fmt.Sprint("sub-", i),
 		Step: i, Phase: contracts.PhaseModel, Version: 1,
 	})
 	return events.SQSMessage{MessageId: fmt.Sprint("m", i), Body: string(body)}
@@ -77,6 +81,10 @@ func TestSQSHandler(t *testing.T) {
 			wantCalled: []int{1, 4},
 		},
 		{
+			name: "another kind refused with the later records", ev: batch("", kindRecord(contracts.QueueTools, 2).Body, ""),
+			wantCalled: []int{1}, wantFailed: []string{"m2", "m3"},
+		},
+		{
 			name: "deadline near: nothing started", ev: batch("", ""),
 			ctx: func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), lambdafn.DeadlineMargin/2)
@@ -115,7 +123,7 @@ func TestSQSHandler(t *testing.T) {
 					ctx, cancel = tc.ctx()
 				}
 				defer cancel()
-				resp, err := lambdafn.SQSHandler(handle, slog.New(slog.DiscardHandler))(ctx, tc.ev)
+				resp, err := lambdafn.SQSHandler(contracts.QueueModel, handle, slog.New(slog.DiscardHandler))(ctx, tc.ev)
 				if err != nil {
 					t.Fatalf("handler error = %v, want nil (failures travel as batch item failures)", err)
 				}
@@ -137,7 +145,7 @@ func TestSQSHandler(t *testing.T) {
 // The response serialises to the shape Lambda expects from a partial
 // batch response.
 func TestSQSHandlerResponseJSON(t *testing.T) {
-	h := lambdafn.SQSHandler(func(context.Context, contracts.Message) error { return errors.New("x") }, nil)
+	h := lambdafn.SQSHandler(contracts.QueueModel, func(context.Context, contracts.Message) error { return errors.New("x") }, nil)
 	resp, _ := h(context.Background(), batch(""))
 	got, err := json.Marshal(resp)
 	if err != nil {

@@ -1,9 +1,9 @@
-// Package sandboxd is the control server of a remote sandbox (DESIGN §6):
-// it serves the eleven SandboxAPI methods of a local.Sandbox over HTTP,
-// speaking the shared/sandbox/proto wire protocol, so that the remote client
-// (shared/sandbox/remote) in another process — a Lambda, the runtime on a
-// laptop — drives a workspace that lives in a Fargate task or a local
-// process.
+// Package server is sandboxd, the control server of a remote sandbox
+// (docs/DESIGN.md §6): it serves the eleven SandboxAPI methods of a
+// local.Sandbox over HTTP, speaking the shared/sandbox/proto wire protocol,
+// so that the remote client (shared/sandbox/remote) in another process — a
+// Lambda, the runtime on a laptop — drives a workspace that lives in a
+// Fargate task or a local process.
 //
 // It owns the server side only: bearer-token authentication (the server is
 // given the SHA-256 of the token, never the token, and compares in constant
@@ -15,8 +15,8 @@
 // whole of the sandboxd command. Path confinement, timeouts, output caps,
 // environment scrubbing and the call ledger belong to shared/sandbox/local.
 //
-// It imports the standard library, shared/contracts, shared/sandbox/local and
-// shared/sandbox/proto.
+// It may import shared/contracts, shared/sandbox/local, shared/sandbox/proto
+// and the standard library.
 //
 // # Usage
 //

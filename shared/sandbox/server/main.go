@@ -89,7 +89,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "sandboxd: serving: %v\n", err)
 		return 1
 	}
-	cfg.Log.Info("sandboxd: stopped")
+	cfg.Log.InfoContext(ctx, "sandboxd: stopped")
 	return 0
 }
 

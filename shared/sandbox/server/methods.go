@@ -83,7 +83,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, method string) {
 	}
 	res, err := methods[method](ctx, s.api, func(v any) error { return s.decode(w, r, v) })
 	if err != nil {
-		s.fail(w, method, err)
+		s.fail(w, r, method, err)
 		return
 	}
 	writeJSON(w, res)

@@ -45,7 +45,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			case <-idle:
 				wait := s.idleLeft()
 				if wait <= 0 {
-					s.log.Info("sandboxd: stopping after the idle timeout", "idle_timeout", s.cfg.IdleTimeout.String())
+					s.log.InfoContext(ctx, "sandboxd: stopping after the idle timeout", "idle_timeout", s.cfg.IdleTimeout.String())
 					return s.shutdown(srv, served)
 				}
 				t.Reset(wait)
@@ -78,7 +78,7 @@ func (s *Server) shutdown(srv *http.Server, served <-chan error) error {
 	grace, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(grace); err != nil {
-		s.log.Warn("sandboxd: requests still running after the shutdown grace period; cancelling them", "grace", s.cfg.ShutdownGrace.String())
+		s.log.WarnContext(grace, "sandboxd: requests still running after the shutdown grace period; cancelling them", "grace", s.cfg.ShutdownGrace.String())
 		s.stopCall()
 		_ = srv.Close()
 		s.waitCalls(callDrain)

@@ -48,7 +48,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.log.Error("sandboxd: handler panicked", "path", r.URL.Path, "panic", fmt.Sprint(p))
+			s.log.ErrorContext(r.Context(), "sandboxd: handler panicked", "path", r.URL.Path, "panic", fmt.Sprint(p))
 			writeError(w, http.StatusInternalServerError, proto.CodeInternal, "internal error")
 		}
 	}()
@@ -113,7 +113,7 @@ func (s *Server) callOutcome(w http.ResponseWriter, r *http.Request, escaped str
 	out := contracts.CallOutcome{CallID: id, State: contracts.CallUnknown}
 	if s.ledger != nil {
 		if out, err = s.ledger.CallOutcome(r.Context(), id); err != nil {
-			s.fail(w, "calls", err)
+			s.fail(w, r, "calls", err)
 			return
 		}
 	}
@@ -139,10 +139,10 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 }
 
 // fail writes err as a protocol error; internal errors are logged.
-func (s *Server) fail(w http.ResponseWriter, method string, err error) {
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, method string, err error) {
 	code, status := proto.Code(err)
 	if status >= 500 && code != proto.CodeTimeout {
-		s.log.Error("sandboxd: call failed", "method", method, "error", err)
+		s.log.ErrorContext(r.Context(), "sandboxd: call failed", "method", method, "error", err)
 	}
 	writeError(w, status, code, err.Error())
 }
