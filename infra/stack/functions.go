@@ -65,7 +65,7 @@ func (s *Stack) addFunctions() {
 	common := s.commonEnv()
 	// Every runtime function assembles the workflow driver (api: the
 	// workflow routes; tools: run_workflow; any phase: a node's turn ending
-	// records its result) — which awsbackend does only when it knows the
+	// records its result) — which the AWS backend (shared/aws/backend) does only when it knows the
 	// isolate. Only the workflow function may invoke it (policies.go).
 	common[EnvIsolateFunction] = iso.FunctionName()
 	env := func(extra ...map[string]*string) map[string]*string {
@@ -127,7 +127,7 @@ func (s *Stack) modelKeyEnv() map[string]*string {
 	return m
 }
 
-// sandboxEnv: the Fargate settings (awsbackend's CAIRN_SANDBOX_*); none
+// sandboxEnv: the Fargate settings (the AWS backend's CAIRN_SANDBOX_*); none
 // without Fargate sandboxes.
 func (s *Stack) sandboxEnv() map[string]*string {
 	b := s.Sandbox

@@ -21,7 +21,7 @@ var sends = map[string][]string{
 	FnWorkflow: {QueueModel, QueueTools, QueueWorkflow},              // nodes' turns → model; a finished run wakes its caller's tools phase; re-evaluation
 }
 
-// runtime functions: the ones assembled by awsbackend (all but the isolate).
+// runtime functions: the ones assembled by the AWS backend, shared/aws/backend (all but the isolate).
 var runtimeFunctions = []string{FnAPI, FnModel, FnTools, FnCommit, FnRepair, FnWorkflow}
 
 // grant gives each role exactly the actions its code calls, on the

@@ -14,5 +14,7 @@
 //	           (`cairn dev --backend aws`, tests)
 //
 // Nothing under shared/aws imports shared/embedded, so no function binary
-// links SQLite.
+// links SQLite (docs/docs_test.go checks it).
+//
+// It may import nothing.
 package aws

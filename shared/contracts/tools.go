@@ -50,7 +50,7 @@ type Tool interface {
 	Run(ctx context.Context, call ToolCall) (ToolResult, error)
 }
 
-// ToolDef is a context-free tool definition (DESIGN §5).
+// ToolDef is a context-free tool definition (docs/DESIGN.md §5).
 type ToolDef struct {
 	ToolSpec
 	Effect  Effect

@@ -6,5 +6,8 @@
 //	          sandboxes, the isolate subprocess, model providers)
 //	sqlite/   every store and the queue on one SQLite file (pure Go)
 //
-// Nothing outside cmd/cairn and the tests imports it.
+// Nothing outside cmd/cairn and the tests imports it; no function binary
+// links it (docs/docs_test.go checks both).
+//
+// It may import nothing.
 package embedded

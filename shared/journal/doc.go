@@ -5,9 +5,11 @@
 // Adapters are dumb conditional writers; the rules live here once, so the
 // SQLite and DynamoDB backends cannot drift apart.
 //
+// It may import shared/contracts and the standard library.
+//
 // # Usage
 //
-//	sub, err = journal.Lease(ctx, store, sub, owner, now, ttl)   // ErrConflict: someone else holds it
+//	sub, err = journal.Lease(ctx, store, sub, owner, now, ttl, nil) // ErrConflict: someone else holds it
 //	next := sub
 //	next.Phase = contracts.PhaseTools
 //	sub, err = journal.Advance(ctx, store, sub, next, now)

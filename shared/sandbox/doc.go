@@ -15,4 +15,6 @@
 //	fargate/    the "fargate" provider: sandboxd in an ECS task
 //
 // Tools never import any of these; they see only contracts.SandboxAPI.
+//
+// It may import nothing.
 package sandbox

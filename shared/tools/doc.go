@@ -1,6 +1,8 @@
 // Package tools holds the static tool registry and the built-in tools
-// (DESIGN §5): read_file, write_file, edit_file, list_dir, glob, grep, bash
-// and python, all running through a contracts.SandboxAPI.
+// (docs/DESIGN.md §5): read_file, write_file, edit_file, list_dir, glob,
+// grep, bash and python, all running through a contracts.SandboxAPI, and
+// the opt-in run_workflow, which starts a workflow run through the
+// binding's contracts.WorkflowStarter and parks the turn until it ends.
 //
 // A definition is a context-free value (name, description, JSON Schema,
 // effect, factory). Registry.Bind rebuilds a session's toolset from its
@@ -14,8 +16,8 @@
 // invalid input, a failing command) is a ToolResult with IsError; a returned
 // error is an infrastructure failure.
 //
-// It imports shared/contracts, the standard library and the jsonschema
-// validator; never a sandbox implementation.
+// It may import shared/contracts, shared/ids, the standard library and the
+// jsonschema validator. It never imports a sandbox implementation.
 //
 // # Usage
 //

@@ -2,8 +2,10 @@
 // TranscriptStore, StreamStore, EventLog and (Store.Workflows)
 // WorkflowStore on ONE table, with record bodies
 // above a threshold claim-checked into a contracts.BlobStore (S3 in
-// production, see package s3blob). It imports only contracts and the AWS
-// SDK; the AWS assembly uses it, the embedded one never does.
+// production, see package s3blob). The AWS assembly uses it, the embedded
+// one never does.
+//
+// It may import shared/contracts, the standard library and the AWS SDK.
 //
 // Every record is its JSON in attribute body (S), or — when the JSON is
 // larger than Options.ClaimCheckBytes (default 100 KiB; an item holds at

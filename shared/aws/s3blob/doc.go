@@ -2,7 +2,9 @@
 // for payloads too big for a DynamoDB item. A blob key is an object key in
 // one bucket; PutBlob is create-if-absent through a conditional PutObject
 // (If-None-Match: *), so content-addressed writers never overwrite each
-// other. It imports only contracts and the AWS SDK.
+// other.
+//
+// It may import shared/contracts, the standard library and the AWS SDK.
 //
 // # Usage
 //

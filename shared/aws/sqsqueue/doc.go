@@ -1,6 +1,7 @@
 // Package sqsqueue is the Amazon SQS FIFO adapter of contracts.Queue: one
-// FIFO queue per phase (model, tools, commit), each with a FIFO dead-letter
-// queue reached through the queue's RedrivePolicy.
+// FIFO queue per phase (model, tools, commit) and one for workflow
+// wake-ups, each with a FIFO dead-letter queue reached through the queue's
+// RedrivePolicy.
 //
 // A message's MessageGroupId is its session id, so a session's wake-ups are
 // processed one at a time and in order; its MessageDeduplicationId is
@@ -24,7 +25,7 @@
 // by Receive; it stays in flight and reaches the DLQ after maxReceiveCount
 // receives, where an operator can inspect it.
 //
-// The package imports contracts, the standard library and the AWS SDK; the
+// It may import shared/contracts, the standard library and the AWS SDK. The
 // embedded backend never imports it.
 //
 // # Usage

@@ -1,13 +1,15 @@
 // Package sqlite is cairn's embedded adapter: one SQLite file (pure Go,
 // modernc.org/sqlite, no cgo) that implements every store port —
-// contracts.JournalStore, TranscriptStore, StreamStore, EventLog, BlobStore —
-// and contracts.Queue with SQS FIFO semantics, for `cairn dev`, `make run`
-// and the tests.
+// contracts.JournalStore, TranscriptStore, StreamStore, EventLog, BlobStore
+// and (Store.Workflows) WorkflowStore — and contracts.Queue with SQS FIFO
+// semantics, for `cairn dev`, `make run` and the tests.
 //
 // It owns the schema (created idempotently on Open, versioned in PRAGMA
-// user_version) and imports only contracts, the standard library and the
-// driver. The AWS assembly never imports it, so Lambda binaries do not link
-// SQLite.
+// user_version). The AWS assembly never imports it, so Lambda binaries do
+// not link SQLite.
+//
+// It may import shared/contracts, the standard library and the SQLite
+// driver (modernc.org/sqlite).
 //
 // The file runs in WAL mode with synchronous=NORMAL: readers never block the
 // writer, and a committed write survives a process crash (a power loss may
@@ -32,8 +34,9 @@
 //	}
 //	defer store.Close()
 //
+//	gen := ids.New(clock)
 //	sub, created, err := store.CreateSubmission(ctx, contracts.Submission{
-//		ID: ids.New("sub"), SessionID: sessionID, IdempotencyKey: key,
+//		ID: gen.New("sub"), SessionID: sessionID, IdempotencyKey: key,
 //		Phase: contracts.PhaseAccepted, CreatedAt: now, UpdatedAt: now,
 //	})
 //	...

@@ -1,5 +1,5 @@
 // Package anthropic is the Anthropic Messages API (streaming) behind
-// contracts.ModelClient (DESIGN §9), built on the official Go SDK.
+// contracts.ModelClient (docs/DESIGN.md §9), built on the official Go SDK.
 //
 // It owns the mapping both ways: the transcript path → messages (user and
 // tool nodes become user messages, tool results as tool_result blocks with
@@ -20,7 +20,8 @@
 // the key comes from Config.Key for every step and never appears in an
 // error.
 //
-// It imports contracts, model/retry and the SDK; nothing else of ours.
+// It may import shared/contracts, shared/model/retry, the standard library
+// and the Anthropic SDK.
 //
 // # Usage
 //

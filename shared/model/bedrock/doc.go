@@ -1,5 +1,5 @@
-// Package bedrock is the Amazon Bedrock model provider (DESIGN §9), the
-// default on AWS: contracts.ModelClient on the Converse API's
+// Package bedrock is the Amazon Bedrock model provider (docs/DESIGN.md §9),
+// the default on AWS: contracts.ModelClient on the Converse API's
 // ConverseStream, authenticated with IAM only — requests are SigV4 signed
 // with the runtime's credentials (the Lambda role, a profile), and no API key
 // exists in any environment.
@@ -19,7 +19,8 @@
 // after output started is returned as an error and the engine makes a new
 // attempt under a new stream key.
 //
-// It imports contracts, model/retry and the AWS SDK; nothing else of ours.
+// It may import shared/contracts, shared/model/retry, the standard library
+// and the AWS SDK.
 //
 // # Usage
 //

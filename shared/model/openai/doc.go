@@ -1,12 +1,14 @@
 // Package openai is the contracts.ModelClient for the OpenAI Chat
-// Completions API, streamed (DESIGN §9). A configurable base URL makes it
-// speak to any OpenAI-compatible server as well: LiteLLM, vLLM, Ollama.
+// Completions API, streamed (docs/DESIGN.md §9). A configurable base URL
+// makes it speak to any OpenAI-compatible server as well: LiteLLM, vLLM,
+// Ollama.
 //
 // It owns the mapping between cairn's transcript and Chat Completions
 // messages, the assembly of the stream into events, and the classification
-// of failures for the one retry rule (package retry). It imports contracts,
-// retry and the official SDK (github.com/openai/openai-go/v3), and nothing
-// else of cairn's.
+// of failures for the one retry rule (package retry).
+//
+// It may import shared/contracts, shared/model/retry, the standard library
+// and the official SDK (github.com/openai/openai-go/v3).
 //
 // Mapping. ModelRequest.System becomes a system message; the transcript
 // path becomes user messages, assistant messages (text plus tool_calls of

@@ -3,11 +3,24 @@
 // the same way every time, streamed in chunks like a real provider. It is the
 // default model for `make run` and for the tests.
 //
-// The model name selects the scenario and an optional per-chunk latency:
-// "demo", "plain", "multi", "approval", "loop", "shell" (runs the prompt
-// with the bash tool), "kill@200ms". The step is
-// read from the transcript (assistant nodes since the last user node), so the
-// client keeps no state between calls: any process replays it identically.
+// The model name selects the scenario (scenarios.go) and an optional
+// per-chunk latency after an @, e.g. "kill@200ms":
+//
+//	plain     echoes the prompt, no tool call
+//	demo      writes a note, lists the workspace, reads it back, runs a command
+//	multi     several tool calls in one step
+//	approval  one bash call (for tests of the ask policy)
+//	loop      never stops calling tools: trips the step limit
+//	shell     runs the prompt with the bash tool
+//	workflow  fans out to three sub-agents with run_workflow
+//	bench     one list_dir, then an answer: the benchmarks' agent step
+//	kill      a mutating call and a slow one, then a long answer (the kill test)
+//
+// The step is read from the transcript (assistant nodes since the last user
+// node), so the client keeps no state between calls: any process replays it
+// identically.
+//
+// It may import shared/contracts and the standard library.
 //
 // # Usage
 //

@@ -1,5 +1,5 @@
-// Package sandbox implements the local placement of the SandboxAPI port
-// (DESIGN §6): a workspace directory on the host and subprocesses.
+// Package local implements the local placement of the SandboxAPI port
+// (docs/DESIGN.md §6): a workspace directory on the host and subprocesses.
 //
 // It owns path confinement (every path is workspace-relative; "..",
 // absolute paths and symlinks resolving outside the root are refused with
@@ -7,11 +7,15 @@
 // of its own, killed as a whole at the timeout, with output capped per
 // stream and a scrubbed environment whose HOME is the workspace), and the
 // Provider that gives each session a directory under a base directory.
-// sandboxd wraps a Sandbox to serve the same API over HTTP.
+// sandboxd (shared/sandbox/server) wraps a Sandbox to serve the same API
+// over HTTP.
 //
-// It imports only the standard library, shared/contracts and doublestar.
-// Only the caller reads the process environment: it passes os.Environ() as
-// Options.Env, and Scrub removes the runtime's secrets from it.
+// It may import shared/contracts, shared/sandbox/placement (for
+// CheckSessionID), shared/sandbox/proto (the error codes its call ledger
+// records), the standard library and doublestar. Only the caller reads the
+// process environment: it passes the base environment of commands as
+// Options.Env (cmd/cairn passes an allowlist of its own), and Scrub removes
+// the runtime's secrets from it all the same.
 //
 // # Usage
 //

@@ -1,11 +1,11 @@
-// Package sandboxproto is the versioned JSON wire protocol between the
+// Package proto is the versioned JSON wire protocol between the
 // remote SandboxAPI client (shared/sandbox/remote) and the sandboxd server
 // (shared/sandbox/server): route names, headers, the small request bodies that
-// are not contracts types, and the error codec (DESIGN §6).
+// are not contracts types, and the error codec (docs/DESIGN.md §6).
 //
-// It holds types and pure functions only, and imports only the standard
-// library and shared/contracts, so that both ends — and the call ledger of
-// shared/sandbox/local, whose recorded errors use the same codes — can share it.
+// It holds types and pure functions only, so that both ends — and the call
+// ledger of shared/sandbox/local, whose recorded errors use the same codes —
+// can share it. It may import shared/contracts and the standard library.
 //
 // # Protocol version 1
 //

@@ -2,7 +2,7 @@
 // cairn's store and queue ports, for crash-recovery tests.
 //
 // Wrap decorates the JournalStore, TranscriptStore, StreamStore, EventLog and
-// Queue of a assemble.Ports so that every write call (Create*, Update*, Mark*,
+// Queue of an assemble.Ports so that every write call (Create*, Update*, Mark*,
 // Put*, Complete, Append*, Send, Delete, Release — never a read) is counted
 // in one shared *Plan. At write number Plan.K the decorator panics with the
 // sentinel Crash, either before calling the inner adapter (Plan.Before) or
@@ -22,6 +22,8 @@
 //
 // It has no effect unless a test wraps its ports; no production assembly
 // imports it.
+//
+// It may import shared/assemble, shared/contracts and the standard library.
 //
 // # Usage
 //

@@ -1,12 +1,13 @@
 // Package isolate runs workflow-script evaluations (shared/workflow/script)
-// in a process with nothing to steal (DESIGN §7): `cairn isolate` locally,
-// functions/isolate on AWS. The driver never evaluates a script in its own
-// process; it holds a contracts.Evaluator: a Runner here, or
+// in a process with nothing to steal (docs/DESIGN.md §7): `cairn isolate`
+// locally, functions/isolate on AWS. The driver never evaluates a script in
+// its own process; it holds a contracts.Evaluator: a Runner here, or
 // lambdainvoke.Evaluator on AWS.
 //
-// It imports shared/contracts, shared/workflow/script and golang.org/x/sys.
-// It does not import the Lambda API client (lambdainvoke does), so neither
-// the isolate function nor `cairn isolate` links what it never uses.
+// It may import shared/contracts, shared/workflow/script, the standard
+// library and golang.org/x/sys. It does not import the Lambda API client
+// (lambdainvoke does), so neither the isolate function nor `cairn isolate`
+// links what it never uses.
 //
 // # The protocol
 //

@@ -7,8 +7,9 @@
 // a duplicate delivery from Scheduler — is the same run. Whoever fires
 // must create the run create-if-absent under that id.
 //
-// The package imports contracts, the standard library and the AWS SDK's
-// Scheduler client; it starts no runs itself (Ticker.Fire does).
+// It may import shared/contracts, the standard library and the AWS SDK's
+// Scheduler client. It starts no runs itself (the Fire function given to
+// the Ticker does).
 //
 // # Expressions
 //

@@ -1,9 +1,11 @@
 // Package script evaluates workflow scripts: deterministic Starlark run by
-// replay against the node results known so far (DESIGN §7). It is pure and
-// in-process; the isolate (shared/workflow/isolate) calls it in a process of its own,
-// and nothing else should: the driver never evaluates a script itself.
+// replay against the node results known so far (docs/DESIGN.md §7). It is
+// pure and in-process; the isolate (shared/workflow/isolate) calls it in a
+// process of its own, and nothing else should: the driver never evaluates a
+// script itself.
 //
-// It imports go.starlark.net, shared/contracts and shared/ids only.
+// It may import shared/contracts, shared/ids, the standard library and
+// go.starlark.net.
 //
 // # The script
 //

@@ -1,6 +1,8 @@
 // Package journaltest is the conformance suite for contracts.JournalStore.
-// Every journal adapter runs it; it imports only contracts, testing and the
-// standard library.
+// Every journal adapter runs it.
+//
+// It may import shared/contracts, shared/testkit/conformance/internal/unique
+// and the standard library (testing included).
 //
 // The suite checks each point of the JournalStore contract: create-if-absent
 // sessions (ErrExists), idempotent submission creation on (session,

@@ -1,6 +1,8 @@
 // Package queuetest is the conformance suite for contracts.Queue (SQS FIFO
-// semantics as cairn uses them). Every queue adapter runs it; it imports only
-// contracts, testing and the standard library.
+// semantics as cairn uses them). Every queue adapter runs it.
+//
+// It may import shared/contracts and the standard library (testing
+// included).
 //
 // The suite checks send/receive/delete, deduplication within the window and
 // acceptance after it, visibility timeouts and redelivery with a growing

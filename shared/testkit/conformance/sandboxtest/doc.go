@@ -1,12 +1,14 @@
 // Package sandboxtest is the conformance suite of the contracts.SandboxAPI
-// port (DESIGN §6), run against every placement: the local directory, the
-// remote client talking to sandboxd, …
+// port (docs/DESIGN.md §6), run against every placement: the local
+// directory, the remote client talking to sandboxd, …
 //
-// It depends only on shared/contracts, the standard library and testing, and
-// matches errors with errors.Is on the contracts sentinels. The suite needs
+// It matches errors with errors.Is on the contracts sentinels. The suite needs
 // the host directory that backs the workspace, to plant files and symlinks
 // (one to /etc, one to a directory outside the workspace) and to check what
 // a call really did, so the sandbox must run on the test's host.
+//
+// It may import shared/contracts and the standard library (testing
+// included).
 //
 // # Usage
 //

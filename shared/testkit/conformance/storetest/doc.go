@@ -1,8 +1,10 @@
 // Package storetest holds the conformance suites for the work-product
 // stores: RunTranscript (contracts.TranscriptStore), RunStream
 // (contracts.StreamStore), RunEvents (contracts.EventLog) and RunBlob
-// (contracts.BlobStore). Every adapter runs them; they import only
-// contracts, testing and the standard library.
+// (contracts.BlobStore). Every adapter runs them.
+//
+// It may import shared/contracts, shared/testkit/conformance/internal/unique
+// and the standard library (testing included).
 //
 // The suites check create-if-absent writes (re-doing a write is harmless and
 // the first content wins), ordered reads, ErrNotFound for missing records,

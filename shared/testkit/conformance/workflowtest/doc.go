@@ -1,6 +1,8 @@
 // Package workflowtest is the conformance suite for contracts.WorkflowStore.
-// Every workflow store adapter runs it; it imports only contracts, testing
-// and the standard library.
+// Every workflow store adapter runs it.
+//
+// It may import shared/contracts, shared/testkit/conformance/internal/unique
+// and the standard library (testing included).
 //
 // The suite checks each rule of the WorkflowStore contract: CreateWorkflow
 // and CreateSchedule refuse a taken id (ErrExists) and Get* report

@@ -1,11 +1,11 @@
 // Package lambdainvoke evaluates workflow scripts in the isolate Lambda
-// (functions/isolate, DESIGN §7) through the Lambda Invoke API: the AWS
+// (functions/isolate, docs/DESIGN.md §7) through the Lambda Invoke API: the AWS
 // counterpart of isolate.Runner. It is a package of its own so that the
 // isolate function itself, and `cairn isolate`, never link the Lambda
 // client they do not use (cold starts).
 //
-// It imports the Lambda API client types, shared/contracts and
-// shared/workflow/isolate (the protocol's response decoding).
+// It may import shared/contracts, shared/workflow/isolate (the protocol's
+// response decoding), the standard library and the AWS SDK's Lambda client.
 //
 // # Usage
 //

@@ -1,6 +1,3 @@
-// Package unique gives the conformance suites ids that no other test or
-// run uses, so a suite can share one real backend (a DynamoDB table, an
-// SQS account) with every other suite.
 package unique
 
 import (

@@ -1,6 +1,9 @@
 // Command testisolate is the isolate for shared/workflow/isolate's tests: isolate.Main,
 // plus misbehaving modes chosen by the first argument so the Runner's
 // handling of each can be tested without cmd/cairn.
+//
+// It may import shared/contracts, shared/workflow/isolate and the standard
+// library.
 package main
 
 import (

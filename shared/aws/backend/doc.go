@@ -1,0 +1,28 @@
+// Package backend is the `aws` mode of the construction seam: DynamoDB
+// (journal, transcript, streams, events, workflows), S3 (claim checks), SQS
+// FIFO (the phase and workflow queues), Fargate sandboxes, the isolate
+// Lambda and EventBridge Scheduler — assembled by assemble.New exactly like
+// the embedded backend. It never imports the embedded adapters, so a Lambda
+// binary does not link SQLite.
+//
+// Configuration comes from the environment through FromEnv (only main
+// reads the environment); AWS_ENDPOINT_URL points the same binaries at
+// LocalStack or moto. Provision creates the table, bucket and queues on
+// such a local endpoint (on AWS the CDK app owns them).
+//
+// It may import shared/assemble, shared/aws/dynamo, shared/aws/s3blob,
+// shared/aws/sqsqueue, shared/contracts, shared/ids, shared/model/providers,
+// shared/sandbox/fargate, shared/sandbox/local, shared/sandbox/placement,
+// shared/secrets, shared/tools, shared/workflow/isolate,
+// shared/workflow/isolate/lambdainvoke, shared/workflow/schedule, the
+// standard library and the AWS SDK.
+//
+// # Usage
+//
+//	cfg, err := backend.FromEnv(os.Getenv)
+//	rt, err := backend.New(ctx, cfg)
+//	lambda.Start(lambdafn.SQSHandler(contracts.QueueModel, rt.Handle, log))
+//
+//	// what every function's main does: FromEnv, then New
+//	rt, err := backend.Boot(ctx, os.Getenv, log)
+package backend
