@@ -9,6 +9,7 @@
 //	crashpoint/   crash-point injection and the crash matrix
 //	awstest/      connecting tests to the LocalStack/moto endpoint
 //	awscost/      counting AWS calls and pricing them (the cost benchmark)
+//	faultproxy/   a proxy in front of the endpoint that loses answers on the wire
 //
 // It may import nothing.
 package testkit

@@ -12,7 +12,7 @@
 // most 400 KB) — stored in the BlobStore under "sha256-<hex of the JSON>"
 // with the key in attribute blob. Reads follow the reference transparently.
 // Beside the body an item carries only what keys, indexes and conditions
-// need.
+// need, and (write_id) what tells a retried write from a conflict.
 //
 // # Key schema
 //
@@ -30,19 +30,21 @@
 // # Items and access patterns
 //
 //	item            pk               sk                    other attributes                                  used by
-//	session         SESS#<sess>      SESSION               body|blob, version(N),                            CreateSession (Put, attribute_not_exists),
+//	session         SESS#<sess>      SESSION               body|blob, version(N), write_id,                  CreateSession (Put, attribute_not_exists, ALL_OLD),
 //	                                                       gsi1pk=SESSIONS#<0-7>, gsi1sk=<sess>              GetSession (GetItem, consistent),
-//	                                                                                                         UpdateSession (Put, version = :expected),
+//	                                                                                                         UpdateSession (Put, version = :expected, ALL_OLD),
 //	                                                                                                         ListSessions (gsi1, 8 shards, newest id first)
 //	submission      SESS#<sess>      SUB#<sub>             body|blob, version(N), phase, lsk=<phase>#<sub>,  CreateSubmission (Put, attribute_not_exists),
+//	                                                       write_id,
 //	                                                       non-terminal only: gsi1pk=UNFINISHED#<0-7>,       GetSubmission (GetItem, consistent),
-//	                                                       gsi1sk=<updated_at UTC, ns, fixed width>#<sub>    UpdateSubmission (Put, version = :expected),
+//	                                                       gsi1sk=<updated_at UTC, ns, fixed width>#<sub>    UpdateSubmission (Put, version = :expected, ALL_OLD),
 //	                                                                                                         ListSubmissions (Query sk begins_with SUB#,
 //	                                                                                                         or lsi1 lsk begins_with <phase>#; consistent),
 //	                                                                                                         ListUnfinished (gsi1, 8 shards, oldest first)
-//	sub pointer     SUB#<sub>        SUB                   session, sub [, body|blob when no idem key]       GetSubmission / UpdateSubmission without a
-//	                                                                                                         session id (GetItem, cached); id uniqueness
-//	idempotency     SESS#<sess>      IDEM#<key>            session, sub, body|blob (the creation record)     CreateSubmission (Put, attribute_not_exists)
+//	sub pointer     SUB#<sub>        SUB                   session, sub, write_id                            GetSubmission / UpdateSubmission without a
+//	                                                       [, body|blob when no idem key]                    session id (GetItem, cached); id uniqueness
+//	idempotency     SESS#<sess>      IDEM#<key>            session, sub, body|blob (the creation record),    CreateSubmission (Put, attribute_not_exists,
+//	                                                       write_id                                          ALL_OLD)
 //	tool record     SUB#<sub>        TOOL#<step:010>#<call> started(BOOL), body|blob (the ToolResult)        MarkToolStarted (Update SET started),
 //	                                                                                                         PutToolResult (Update, attribute_not_exists(body|blob)),
 //	                                                                                                         ToolRecords (Query begins_with, consistent)
@@ -54,9 +56,9 @@
 //	stream chunk    STREAM#<key>     CHUNK#<seq:010>       body|blob, ttl                                    PutChunks (Put, attribute_not_exists, concurrent),
 //	                                                                                                         GetStream (Query pk, consistent)
 //	stream done     STREAM#<key>     DONE                  body|blob, ttl                                    Complete (Put, attribute_not_exists), GetStream
-//	workflow        WF#<wf>          WORKFLOW              body|blob                                         CreateWorkflow (Put, attribute_not_exists),
+//	workflow        WF#<wf>          WORKFLOW              body|blob, write_id                               CreateWorkflow (Put, attribute_not_exists, ALL_OLD),
 //	                                                                                                         GetWorkflow (GetItem, consistent)
-//	run             RUN#<run>        RUN                   body|blob, version(N),                            CreateRun (Put, attribute_not_exists, ALL_OLD =
+//	run             RUN#<run>        RUN                   body|blob, version(N), write_id,                  CreateRun (Put, attribute_not_exists, ALL_OLD =
 //	                                                       RUNNING only: gsi1pk=RUNS_UNFINISHED#<0-7>,       the existing run), GetRun (GetItem, consistent),
 //	                                                       gsi1sk=<updated_at UTC, ns, fixed width>#<run>    UpdateRun (Put, version = :expected, ALL_OLD),
 //	                                                                                                         ListUnfinishedRuns (gsi1, 8 shards, oldest first)
@@ -64,13 +66,14 @@
 //	                                 ns, fixed width>#<run>                                                  run; again by every duplicate CreateRun),
 //	                                                                                                         ListRuns (Query descending, consistent, then
 //	                                                                                                         BatchGetItem of the runs, consistent)
-//	workflow node   RUN#<run>        NODE#<node>           body|blob (without the result), seq(N),           PutNode (Put, attribute_not_exists, ALL_OLD =
+//	workflow node   RUN#<run>        NODE#<node>           body|blob (without the result), seq(N), write_id, PutNode (Put, attribute_not_exists, ALL_OLD =
 //	                                                       lsk=NODE#<seq:010>#<node>,                        the existing node; keyed by id, so the same id
 //	                                                       once set: result|result_blob (the NodeResult)     at another seq is the same node),
 //	                                                                                                         SetNodeResult (Update, attribute_exists(pk) AND
 //	                                                                                                         attribute_not_exists(result|result_blob)),
 //	                                                                                                         ListNodes (lsi1 lsk begins_with NODE#, consistent)
-//	schedule        SCHED#<id>       SCHEDULE              body|blob, gsi1pk=SCHEDULES#<0-7>, gsi1sk=<id>    CreateSchedule (Put, attribute_not_exists),
+//	schedule        SCHED#<id>       SCHEDULE              body|blob, gsi1pk=SCHEDULES#<0-7>, gsi1sk=<id>,   CreateSchedule (Put, attribute_not_exists, ALL_OLD),
+//	                                                       write_id
 //	                                                                                                         GetSchedule (GetItem, consistent),
 //	                                                                                                         ListSchedules (gsi1, 8 shards, id order)
 //
@@ -84,6 +87,25 @@
 //     its absence) tells ErrConflict from ErrNotFound without a second
 //     read. A record is addressed by (SessionID, ID); an update carrying
 //     another session id than the one it was created with is ErrNotFound.
+//   - A write whose answer was lost is not a conflict (mine.go). DynamoDB
+//     may apply a write and the answer never arrive (timeout, reset, 500);
+//     the SDK then sends the same request again, and its condition fails
+//     on the item the first attempt stored. So every conditional write
+//     whose failure means something — the versioned puts (UpdateSession,
+//     UpdateSubmission, UpdateRun) and the create-if-absent claims
+//     (CreateSession, CreateSubmission's three items, CreateWorkflow,
+//     CreateSchedule, CreateRun, Workflows.PutNode) — stamps its item with
+//     a write id (attribute write_id, fresh per call, the same in every SDK
+//     attempt) and reads the ALL_OLD item: the same write id, body|blob and
+//     version means "already mine" and the call returns what a success
+//     returns; anything else (a later writer moved the item on) keeps
+//     ErrConflict / ErrExists / created=false. A completer of a
+//     half-created submission writes its pointer and record with the
+//     claim's write id, so the creator finds them its own. First-wins
+//     writes (events, chunks, completion markers, transcript nodes,
+//     pointers, tool and node results) already answer the same whoever
+//     wrote first; MarkToolStarted is unconditional; the event counter's
+//     ADD, retried, skips seqs (a gap, never a duplicate).
 //   - CreateSubmission uses idempotent ordering, not a transaction (see
 //     create.go): claim (IDEM#<key>, else the pointer) → pointer → record,
 //     each attribute_not_exists; the claim carries the creation record, so

@@ -31,7 +31,8 @@ func (s *Store) sessionItem(ctx context.Context, sess contracts.Session) (item, 
 	}), nil
 }
 
-// CreateSession stores sess with Version 1, or returns ErrExists.
+// CreateSession stores sess with Version 1, or returns ErrExists (not when
+// the SDK's retry of this call finds the session its first attempt stored).
 func (s *Store) CreateSession(ctx context.Context, sess contracts.Session) (contracts.Session, error) {
 	if sess.ID == "" {
 		return contracts.Session{}, fmt.Errorf("creating session: empty id: %w", contracts.ErrInvalid)
@@ -41,14 +42,7 @@ func (s *Store) CreateSession(ctx context.Context, sess contracts.Session) (cont
 	if err != nil {
 		return contracts.Session{}, fmt.Errorf("creating session %s: %w", sess.ID, err)
 	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: s.table, Item: it,
-		ConditionExpression: new("attribute_not_exists(pk)"),
-	})
-	if _, ok := conditionFailed(err); ok {
-		return contracts.Session{}, fmt.Errorf("creating session %s: %w", sess.ID, contracts.ErrExists)
-	}
-	if err != nil {
+	if err := s.putNew(ctx, it); err != nil {
 		return contracts.Session{}, fmt.Errorf("creating session %s: %w", sess.ID, err)
 	}
 	return sess, nil
@@ -86,8 +80,10 @@ func (s *Store) UpdateSession(ctx context.Context, sess contracts.Session, expec
 
 // putVersioned replaces the item at it's key if its version is expected.
 // The ALL_OLD item of a failed condition tells ErrNotFound from ErrConflict
-// without a second read.
+// without a second read, and a retry whose first attempt was applied (the
+// stored item is it, by its write id: mine.go) from a conflict.
 func (s *Store) putVersioned(ctx context.Context, it item, expected int64) error {
+	it = stamped(it)
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: s.table, Item: it,
 		ConditionExpression:                 new("#v = :expected"),
@@ -96,6 +92,9 @@ func (s *Store) putVersioned(ctx context.Context, it item, expected int64) error
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	if old, ok := conditionFailed(err); ok {
+		if mine(old, it) {
+			return nil // our own write, its answer lost: the SDK retried it
+		}
 		return missOrConflict(old)
 	}
 	return err

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -39,7 +37,9 @@ const (
 func workflowPK(id string) string { return "WF#" + id }
 func schedulePK(id string) string { return "SCHED#" + id }
 
-// CreateWorkflow stores wf, or returns ErrExists if its id is taken.
+// CreateWorkflow stores wf, or returns ErrExists if its id is taken (by
+// another call: not by this call's own first attempt, whose answer was
+// lost).
 func (w *Workflows) CreateWorkflow(ctx context.Context, wf contracts.Workflow) (contracts.Workflow, error) {
 	if wf.ID == "" {
 		return contracts.Workflow{}, fmt.Errorf("creating workflow: empty id: %w", contracts.ErrInvalid)
@@ -108,15 +108,18 @@ func (w *Workflows) ListSchedules(ctx context.Context) ([]contracts.Schedule, er
 	return out, nil
 }
 
-// putNew puts it if no item has its key, else ErrExists.
+// putNew puts it if no item has its key, else ErrExists — unless the item
+// holding the key is the one this call stored (a retried put whose answer
+// was lost; see claim).
 func (s *Store) putNew(ctx context.Context, it item) error {
-	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: s.table, Item: it, ConditionExpression: new("attribute_not_exists(pk)"),
-	})
-	if _, ok := conditionFailed(err); ok {
+	old, err := s.claim(ctx, it)
+	if err != nil {
+		return err
+	}
+	if old != nil {
 		return contracts.ErrExists
 	}
-	return err
+	return nil
 }
 
 // getRecord decodes the record of item (pk, sk), read consistently, into

@@ -30,7 +30,8 @@ func nodeLSK(seq int, id string) string { return fmt.Sprintf("%s%010d#%s", nodeP
 
 // PutNode stores n unless the run has a node with its id; then it returns
 // that node, unchanged (the ALL_OLD item of the failed put), and
-// created=false.
+// created=false — unless that node is this call's own write, retried by
+// the SDK after its answer was lost (its write id), then created.
 func (w *Workflows) PutNode(ctx context.Context, n contracts.WorkflowNode) (contracts.WorkflowNode, bool, error) {
 	if n.RunID == "" || n.ID == "" || n.Seq < 0 {
 		return contracts.WorkflowNode{}, false, fmt.Errorf("putting workflow node %q of run %q at seq %d: %w", n.ID, n.RunID, n.Seq, contracts.ErrInvalid)

@@ -59,7 +59,8 @@ func (s *Store) runItem(ctx context.Context, r contracts.WorkflowRun) (item, err
 
 // CreateRun stores r with Version 1. If a run with its id exists, it
 // returns that run, unchanged, and created=false: the conditional put's
-// ALL_OLD item is the existing run.
+// ALL_OLD item is the existing run — unless it is this call's own (its
+// write id: the SDK retried a put whose answer was lost), then created.
 func (w *Workflows) CreateRun(ctx context.Context, r contracts.WorkflowRun) (contracts.WorkflowRun, bool, error) {
 	if r.ID == "" {
 		return contracts.WorkflowRun{}, false, fmt.Errorf("creating workflow run: empty id: %w", contracts.ErrInvalid)
