@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -56,18 +57,29 @@ func cmdSessions(ctx context.Context, env envDefaults, args []string) error {
 		return err
 	}
 	defer closeFn()
-	var out struct {
-		Sessions []contracts.Session `json:"sessions"`
+	var out struct { // the API's session summaries, a page at a time
+		Sessions []struct {
+			ID, Model, Active string
+			CreatedAt         time.Time `json:"created_at"`
+		} `json:"sessions"`
+		Next string `json:"next_cursor"`
 	}
-	if err := cl.do(ctx, "GET", "/v1/sessions", nil, nil, &out); err != nil {
-		return err
-	}
-	for _, s := range out.Sessions {
-		state := "idle"
-		if s.Active != "" {
-			state = "running " + s.Active
+	for path := "/v1/sessions?limit=100"; path != ""; {
+		out.Next = ""
+		if err := cl.do(ctx, "GET", path, nil, nil, &out); err != nil {
+			return err
 		}
-		fmt.Printf("%s  %-16s  %s  %s\n", s.ID, s.Spec.Model, s.CreatedAt.Format(time.RFC3339), state)
+		for _, s := range out.Sessions {
+			state := "idle"
+			if s.Active != "" {
+				state = "running " + s.Active
+			}
+			fmt.Printf("%s  %-16s  %s  %s\n", s.ID, s.Model, s.CreatedAt.Format(time.RFC3339), state)
+		}
+		path = ""
+		if out.Next != "" {
+			path = "/v1/sessions?limit=100&cursor=" + url.QueryEscape(out.Next)
+		}
 	}
 	return nil
 }

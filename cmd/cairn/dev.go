@@ -38,6 +38,9 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *stuck <= 0 || *repairEvery <= 0 {
+		return fmt.Errorf("dev: --stuck-after and --repair-every must be positive durations")
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("locating the cairn binary (it runs sandboxd): %w", err)
@@ -45,8 +48,8 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	if *data == "" {
 		*data = defaultData()
 	}
-	if *token == "" {
-		*token = newToken()
+	if *token, _, err = serverToken(*data, *token); err != nil {
+		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, SandboxKind: *kind, Sandboxd: []string{self, "sandboxd"}, Isolate: []string{self, "isolate"}, Runtime: assemble.Config{
@@ -56,8 +59,8 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 		return err
 	}
 	defer rt.Close()
-	if err := os.WriteFile(filepath.Join(*data, "token"), []byte(*token+"\n"), 0o600); err != nil {
-		return fmt.Errorf("writing token file: %w", err)
+	if err := writeTokenFile(*data, *token); err != nil { // under the data dir's lock
+		return err
 	}
 	return serve(ctx, *addr, rt.API, "cairn dev", rt.Serve, *token, *data)
 }
@@ -70,7 +73,7 @@ func serve(ctx context.Context, addr string, h http.Handler, name string, backgr
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(h)
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
@@ -94,6 +97,22 @@ func serve(ctx context.Context, addr string, h http.Handler, name string, backgr
 	cancel()
 	<-done
 	return nil
+}
+
+// Server timeouts: a client that stalls sending its request, or keeps a
+// connection idle, is cut off; the write timeout (counted from the end of
+// the request headers) leaves room for the body and the longest long-poll
+// (api.MaxWait, 25 s).
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 15 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 60 * time.Second
+)
+
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: 64 << 10}
 }
 
 func newToken() string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,13 +67,18 @@ func cmdWorkflow(ctx context.Context, env envDefaults, args []string) error {
 	return watchRun(ctx, cl, wf.ID, run.ID, *every)
 }
 
-// runView mirrors the API's run with its nodes.
+// runView mirrors the API's run with the first page of its nodes.
 type runView struct {
 	contracts.WorkflowRun
-	Nodes []struct {
-		contracts.WorkflowNode
-		Submission *contracts.Submission `json:"submission"`
-	} `json:"nodes"`
+	Nodes     []runNode `json:"nodes"`
+	NodeCount int       `json:"node_count"`
+	NodesNext string    `json:"nodes_next_cursor"`
+}
+
+// runNode is a node as the API lists it (prompt and output cut short).
+type runNode struct {
+	contracts.WorkflowNode
+	Submission *contracts.Submission `json:"submission"`
 }
 
 // watchRun prints each node once when it starts and once when it ends,
@@ -83,6 +89,16 @@ func watchRun(ctx context.Context, cl *client, wfID, runID string, every time.Du
 		var v runView
 		if err := cl.do(ctx, "GET", "/v1/workflows/"+wfID+"/runs/"+runID, nil, nil, &v); err != nil {
 			return err
+		}
+		for next := v.NodesNext; next != ""; { // the rest of the nodes, a page at a time
+			var more struct {
+				Nodes []runNode `json:"nodes"`
+				Next  string    `json:"next_cursor"`
+			}
+			if err := cl.do(ctx, "GET", "/v1/workflows/"+wfID+"/runs/"+runID+"/nodes?cursor="+url.QueryEscape(next), nil, nil, &more); err != nil {
+				return err
+			}
+			v.Nodes, next = append(v.Nodes, more.Nodes...), more.Next
 		}
 		for _, n := range v.Nodes {
 			label := n.ID

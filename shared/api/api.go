@@ -51,13 +51,13 @@ func New(cfg Config) http.Handler {
 	mux.HandleFunc("GET /v1/sessions/{id}/approvals", s.auth(s.listApprovals))
 	mux.HandleFunc("POST /v1/sessions/{id}/approvals/{aid}", s.auth(s.decide))
 	s.routeWorkflows(mux)
-	return s.recoverer(jsonErrors(mux))
+	return s.recoverer(guard(jsonErrors(mux)))
 }
 
 func (s *server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.Token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			got, ok := bearer(r.Header.Get("Authorization"))
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
 				writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
 				return
@@ -65,6 +65,17 @@ func (s *server) auth(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// bearer reads the credentials of an "Authorization: Bearer <token>"
+// header; the scheme is case-insensitive (RFC 7235 §2.1).
+func bearer(h string) (string, bool) {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	cred = strings.TrimLeft(cred, " ")
+	return cred, cred != ""
 }
 
 // recoverer turns a handler panic into a JSON 500 and a log line; a panic

@@ -11,21 +11,34 @@ type decideRequest struct {
 	Reason   string             `json:"reason,omitempty"`
 }
 
+// MaxReasonBytes bounds a decision's reason.
+const MaxReasonBytes = 4 << 10
+
+// listApprovals pages the session's pending approvals.
 func (s *server) listApprovals(w http.ResponseWriter, r *http.Request) {
+	p, err := pageParamsOr(r.URL.Query(), MaxPageLimit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	pending, err := s.Engine.Pending(s.ctx(r), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if pending == nil {
-		pending = []contracts.Approval{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvals": pending})
+	key := func(a contracts.Approval) string { return a.ID }
+	list, pos, more, _ := window(p, key, fromSlice(pending))
+	items, next := page(list, pos, more, key, MaxPageBytes)
+	writeJSON(w, http.StatusOK, listPage("approvals", items, next))
 }
 
 func (s *server) decide(w http.ResponseWriter, r *http.Request) {
 	var req decideRequest
 	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := checkLen("reason", req.Reason, MaxReasonBytes); err != nil {
 		s.fail(w, r, err)
 		return
 	}

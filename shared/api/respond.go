@@ -53,7 +53,8 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // decode reads exactly one JSON object with no unknown fields from a body
-// of at most MaxBody bytes.
+// of at most MaxBody bytes, refusing what checkBody refuses (null and
+// non-object bodies, invalid UTF-8, null fields).
 func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
@@ -71,7 +72,7 @@ func decode(w http.ResponseWriter, r *http.Request, v any) error {
 	if dec.More() {
 		return fmt.Errorf("request body: trailing data after the JSON object: %w", contracts.ErrInvalid)
 	}
-	return nil
+	return checkBody(body, v)
 }
 
 // jsonErrors rewrites the mux's plain-text 404/405 into JSON errors.

@@ -3,9 +3,11 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/policy"
+	"github.com/cairnrun/cairn/shared/turn"
 )
 
 // sessionView is a session with its pending approvals.
@@ -43,11 +45,11 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) validateSpec(spec contracts.SessionSpec) error {
-	if err := policy.Validate(spec.Policy); err != nil {
+	if err := turn.CheckSpec(spec); err != nil {
 		return err
 	}
-	if spec.Limits.MaxSteps < 0 || spec.Limits.MaxTokens < 0 || spec.Limits.MaxWallSeconds < 0 {
-		return fmt.Errorf("limits must not be negative: %w", contracts.ErrInvalid)
+	if err := policy.Validate(spec.Policy); err != nil {
+		return err
 	}
 	if err := s.Engine.CheckSandbox(spec.Sandbox); err != nil {
 		return err
@@ -58,16 +60,43 @@ func (s *server) validateSpec(spec contracts.SessionSpec) error {
 	return s.Engine.CheckModel(spec.Model)
 }
 
+// sessionSummary is a session as lists show it: no spec but its model
+// (GET /v1/sessions/{id} has the rest).
+type sessionSummary struct {
+	ID        string                 `json:"id"`
+	Owner     string                 `json:"owner,omitempty"`
+	Model     string                 `json:"model,omitempty"`
+	Head      string                 `json:"head,omitempty"`
+	Active    string                 `json:"active,omitempty"`
+	Workflow  *contracts.WorkflowRef `json:"workflow,omitempty"`
+	Version   int64                  `json:"version"`
+	CreatedAt time.Time              `json:"created_at"`
+	UpdatedAt time.Time              `json:"updated_at"`
+}
+
+// listSessions pages the sessions, newest first, as summaries.
 func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
-	list, err := s.Journal.ListSessions(s.ctx(r), 100)
+	p, err := pageParams(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if list == nil {
-		list = []contracts.Session{}
+	key := func(x sessionSummary) string { return x.ID }
+	list, pos, more, err := window(p, key, func(n int) ([]sessionSummary, error) {
+		all, err := s.Journal.ListSessions(s.ctx(r), n)
+		out := make([]sessionSummary, len(all))
+		for i, x := range all {
+			out[i] = sessionSummary{ID: x.ID, Owner: x.Owner, Model: x.Spec.Model, Head: x.Head, Active: x.Active,
+				Workflow: x.Workflow, Version: x.Version, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
+		}
+		return out, err
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
+	items, next := page(list, pos, more, key, MaxPageBytes)
+	writeJSON(w, http.StatusOK, listPage("sessions", items, next))
 }
 
 func (s *server) getSession(w http.ResponseWriter, r *http.Request) {
@@ -87,8 +116,14 @@ func (s *server) getSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sessionView{Session: sess, PendingApprovals: pending})
 }
 
-// getTranscript returns the path root → head, or → ?leaf= when given.
+// getTranscript pages the path root → head, or → ?leaf= when given
+// (default limit MaxPageLimit nodes).
 func (s *server) getTranscript(w http.ResponseWriter, r *http.Request) {
+	p, err := pageParamsOr(r.URL.Query(), MaxPageLimit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	sess, err := s.Journal.GetSession(s.ctx(r), r.PathValue("id"))
 	if err != nil {
 		s.fail(w, r, err)
@@ -103,12 +138,15 @@ func (s *server) getTranscript(w http.ResponseWriter, r *http.Request) {
 		}
 		leaf = l
 	}
-	nodes := []contracts.Node{}
+	var nodes []contracts.Node
 	if leaf != "" {
 		if nodes, err = s.Transcript.Path(s.ctx(r), leaf); err != nil {
 			s.fail(w, r, err)
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"nodes": nodes})
+	key := func(n contracts.Node) string { return n.ID }
+	list, pos, more, _ := window(p, key, fromSlice(nodes))
+	items, next := page(list, pos, more, key, MaxPageBytes)
+	writeJSON(w, http.StatusOK, listPage("nodes", items, next))
 }

@@ -19,7 +19,12 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	sub, created, err := s.Engine.Accept(s.ctx(r), r.PathValue("id"), req.Prompt, r.Header.Get("Idempotency-Key"))
+	key, err := idempotencyKey(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sub, created, err := s.Engine.Accept(s.ctx(r), r.PathValue("id"), req.Prompt, key)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -31,21 +36,79 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, sub)
 }
 
+// submissionSummary is a submission as lists show it: its prompt, result
+// and error cut to PreviewBytes, no tool requests or approvals (GET
+// …/submissions/{sid} has them).
+type submissionSummary struct {
+	ID             string          `json:"id"`
+	SessionID      string          `json:"session_id"`
+	IdempotencyKey string          `json:"idempotency_key,omitempty"`
+	Prompt         string          `json:"prompt"`
+	PromptBytes    int             `json:"prompt_bytes"`
+	Phase          contracts.Phase `json:"phase"`
+	Step           int             `json:"step"`
+	Version        int64           `json:"version"`
+	Attempt        int             `json:"attempt"`
+	Result         string          `json:"result,omitempty"`
+	ResultBytes    int             `json:"result_bytes,omitempty"`
+	Error          string          `json:"error,omitempty"`
+	Usage          contracts.Usage `json:"usage"`
+	PendingCalls   int             `json:"pending_approvals,omitempty"`
+	StartedAt      time.Time       `json:"started_at,omitzero"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+func summarize(x contracts.Submission) submissionSummary {
+	v := submissionSummary{ID: x.ID, SessionID: x.SessionID, IdempotencyKey: x.IdempotencyKey,
+		Prompt: clipText(x.Prompt, PreviewBytes), PromptBytes: len(x.Prompt), Phase: x.Phase, Step: x.Step,
+		Version: x.Version, Attempt: x.Attempt, Result: clipText(x.Result, PreviewBytes), ResultBytes: len(x.Result),
+		Error: clipText(x.Error, PreviewBytes), Usage: x.Usage, StartedAt: x.StartedAt, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
+	for _, a := range x.Approvals {
+		if a.Decision == "" {
+			v.PendingCalls++
+		}
+	}
+	return v
+}
+
+// listSubmissions pages a session's submissions, oldest first, as
+// summaries; ?phase= keeps those in one phase.
 func (s *server) listSubmissions(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if _, err := s.Journal.GetSession(s.ctx(r), id); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	subs, err := s.Journal.ListSubmissions(s.ctx(r), id, "", 0)
+	q := r.URL.Query()
+	p, err := pageParams(q)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if subs == nil {
-		subs = []contracts.Submission{}
+	phase := contracts.Phase(q.Get("phase"))
+	switch phase {
+	case "", contracts.PhaseAccepted, contracts.PhaseModel, contracts.PhaseTools, contracts.PhaseCommit,
+		contracts.PhaseCommitted, contracts.PhaseFailed, contracts.PhaseCancelled:
+	default:
+		s.fail(w, r, fmt.Errorf("phase=%q: not a phase: %w", quoteClip(string(phase)), contracts.ErrInvalid))
+		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"submissions": subs})
+	if _, err := s.Journal.GetSession(s.ctx(r), id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	key := func(x submissionSummary) string { return x.ID }
+	list, pos, more, err := window(p, key, func(n int) ([]submissionSummary, error) {
+		all, err := s.Journal.ListSubmissions(s.ctx(r), id, phase, n)
+		out := make([]submissionSummary, len(all))
+		for i, x := range all {
+			out[i] = summarize(x)
+		}
+		return out, err
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items, next := page(list, pos, more, key, MaxPageBytes)
+	writeJSON(w, http.StatusOK, listPage("submissions", items, next))
 }
 
 // submission reads a submission and checks it belongs to the path's session.
@@ -66,8 +129,14 @@ func (s *server) getSubmission(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, sub)
 }
 
-// MaxWait bounds the events long-poll.
-const MaxWait = 60 * time.Second
+// MaxWait bounds the events long-poll: below the api function's 29 s
+// behind API Gateway, with room for the reads around the wait. `cairn dev`
+// sets its server's write timeout above it.
+const MaxWait = 25 * time.Second
+
+// MaxEventsPage is the most events one poll returns (also cut at
+// MaxPageBytes).
+const MaxEventsPage = 500
 
 type eventsResponse struct {
 	Events []contracts.Event `json:"events"`
@@ -77,13 +146,22 @@ type eventsResponse struct {
 }
 
 // events long-polls: it returns as soon as events after ?after= exist, the
-// submission is terminal, or ?wait= (default 0, at most 60s) elapses.
+// submission is terminal, or ?wait= (default 0, at most MaxWait) elapses.
+// A page holds at most ?limit= (default and most MaxEventsPage) events and
+// MaxPageBytes; done is true only on the page that reaches the end.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	after, wait, err := pollParams(q.Get("after"), q.Get("wait"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	limit := MaxEventsPage
+	if l := q.Get("limit"); l != "" {
+		if limit, err = strconv.Atoi(l); err != nil || limit < 1 || limit > MaxEventsPage {
+			s.fail(w, r, fmt.Errorf("limit=%q: want a whole number 1-%d: %w", quoteClip(l), MaxEventsPage, contracts.ErrInvalid))
+			return
+		}
 	}
 	if _, err := s.submission(r); err != nil {
 		s.fail(w, r, err)
@@ -104,20 +182,21 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		evs, err := s.Events.ListEvents(s.ctx(r), sid, after, 500)
+		evs, err := s.Events.ListEvents(s.ctx(r), sid, after, limit)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		if len(evs) > 0 || sub.Phase.Terminal() || wait == 0 {
-			resp := eventsResponse{Events: evs, Next: after, Phase: sub.Phase}
+			cut := fit(evs, MaxPageBytes)
+			resp := eventsResponse{Events: evs[:cut], Next: after, Phase: sub.Phase}
 			if resp.Events == nil {
 				resp.Events = []contracts.Event{}
 			}
-			if len(evs) > 0 {
-				resp.Next = evs[len(evs)-1].Seq
+			if cut > 0 {
+				resp.Next = evs[cut-1].Seq
 			}
-			resp.Done = sub.Phase.Terminal() && len(evs) < 500
+			resp.Done = sub.Phase.Terminal() && len(evs) < limit && cut == len(evs)
 			writeJSON(w, http.StatusOK, resp)
 			return
 		}
@@ -140,24 +219,32 @@ func pollParams(afterS, waitS string) (int64, time.Duration, error) {
 	if afterS != "" {
 		n, err := strconv.ParseInt(afterS, 10, 64)
 		if err != nil || n < 0 {
-			return 0, 0, fmt.Errorf("after=%q: want a non-negative integer: %w", afterS, contracts.ErrInvalid)
+			return 0, 0, fmt.Errorf("after=%q: want a non-negative integer: %w", quoteClip(afterS), contracts.ErrInvalid)
 		}
 		after = n
 	}
-	var wait time.Duration
-	if waitS != "" {
-		d, err := time.ParseDuration(waitS)
-		if err != nil {
-			secs, err2 := strconv.Atoi(waitS)
-			if err2 != nil {
-				return 0, 0, fmt.Errorf("wait=%q: want a duration like 20s: %w", waitS, contracts.ErrInvalid)
-			}
-			d = time.Duration(secs) * time.Second
-		}
-		if d < 0 || d > MaxWait {
-			return 0, 0, fmt.Errorf("wait=%q: want 0s..%s: %w", waitS, MaxWait, contracts.ErrInvalid)
-		}
-		wait = d
+	wait, err := parseWait(waitS)
+	return after, wait, err
+}
+
+// parseWait reads ?wait=: whole seconds ("20") or a Go duration ("20s",
+// "1500ms"), 0 to MaxWait. A number is bounded before it is scaled, so a
+// huge one is refused rather than wrapped.
+func parseWait(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
 	}
-	return after, wait, nil
+	bad := fmt.Errorf("wait=%q: want 0 to %d seconds, or a duration like 20s up to %s: %w",
+		quoteClip(s), int(MaxWait/time.Second), MaxWait, contracts.ErrInvalid)
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		if n > uint64(MaxWait/time.Second) {
+			return 0, bad
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > MaxWait {
+		return 0, bad
+	}
+	return d, nil
 }

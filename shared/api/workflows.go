@@ -1,11 +1,11 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
@@ -17,15 +17,10 @@ const (
 	MaxInputBytes  = 256 << 10
 )
 
-// RunStarter starts a run create-if-absent (the workflow driver).
-type RunStarter interface {
-	Start(ctx context.Context, run contracts.WorkflowRun) (contracts.WorkflowRun, error)
-}
-
 // WorkflowConfig serves /v1/workflows; nil Store = not served (404).
 type WorkflowConfig struct {
 	Store         contracts.WorkflowStore
-	Runs          RunStarter
+	Runs          contracts.WorkflowStarter    // the workflow driver
 	CheckScript   func(name, src string) error // syntax and names, with line:col
 	CheckSchedule func(expr string) error
 	Scheduler     contracts.Scheduler // nil = the store is the schedule (local ticker)
@@ -38,6 +33,8 @@ func (s *server) routeWorkflows(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/workflows/{id}/runs", s.auth(s.workflows(s.startRun)))
 	mux.HandleFunc("GET /v1/workflows/{id}/runs", s.auth(s.workflows(s.listRuns)))
 	mux.HandleFunc("GET /v1/workflows/{id}/runs/{rid}", s.auth(s.workflows(s.getRun)))
+	mux.HandleFunc("GET /v1/workflows/{id}/runs/{rid}/nodes", s.auth(s.workflows(s.listNodes)))
+	mux.HandleFunc("GET /v1/workflows/{id}/runs/{rid}/nodes/{nid}", s.auth(s.workflows(s.getNode)))
 	mux.HandleFunc("POST /v1/workflows/{id}/schedules", s.auth(s.workflows(s.createSchedule)))
 }
 
@@ -120,12 +117,17 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	key, err := idempotencyKey(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	id := s.Workflow.IDs.New("run")
-	if key := r.Header.Get("Idempotency-Key"); key != "" {
+	if key != "" {
 		id = ids.KeyedRun(wf.ID, key)
 	}
 	now := s.Engine.Clock.Now()
-	run, err := s.Workflow.Runs.Start(s.ctx(r), contracts.WorkflowRun{ID: id, WorkflowID: wf.ID, Script: wf.Script, Input: req.Input, StartedAt: now})
+	run, err := s.Workflow.Runs.StartRun(s.ctx(r), contracts.WorkflowRun{ID: id, WorkflowID: wf.ID, Script: wf.Script, Input: req.Input, StartedAt: now})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -137,58 +139,178 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, run)
 }
 
+// runSummary is a run as lists show it: no script, input or result (GET
+// …/runs/{rid} has them), its error cut to PreviewBytes.
+type runSummary struct {
+	ID          string               `json:"id"`
+	WorkflowID  string               `json:"workflow_id"`
+	Status      contracts.RunStatus  `json:"status"`
+	Error       string               `json:"error,omitempty"`
+	ScheduleID  string               `json:"schedule_id,omitempty"`
+	ScheduledAt time.Time            `json:"scheduled_at,omitzero"`
+	Parent      *contracts.RunParent `json:"parent,omitempty"`
+	Evaluations int                  `json:"evaluations"`
+	Version     int64                `json:"version"`
+	StartedAt   time.Time            `json:"started_at"`
+	UpdatedAt   time.Time            `json:"updated_at"`
+}
+
+// listRuns pages a workflow's runs, newest first, as summaries.
 func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
+	p, err := pageParams(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if _, err := s.Workflow.Store.GetWorkflow(s.ctx(r), r.PathValue("id")); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	runs, err := s.Workflow.Store.ListRuns(s.ctx(r), r.PathValue("id"), 100)
+	key := func(x runSummary) string { return x.ID }
+	list, pos, more, err := window(p, key, func(n int) ([]runSummary, error) {
+		all, err := s.Workflow.Store.ListRuns(s.ctx(r), r.PathValue("id"), n)
+		out := make([]runSummary, len(all))
+		for i, x := range all {
+			out[i] = runSummary{ID: x.ID, WorkflowID: x.WorkflowID, Status: x.Status, Error: clipText(x.Error, PreviewBytes),
+				ScheduleID: x.ScheduleID, ScheduledAt: x.ScheduledAt, Parent: x.Parent, Evaluations: x.Evaluations,
+				Version: x.Version, StartedAt: x.StartedAt, UpdatedAt: x.UpdatedAt}
+		}
+		return out, err
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if runs == nil {
-		runs = []contracts.WorkflowRun{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"runs": runs})
+	items, next := page(list, pos, more, key, MaxPageBytes)
+	writeJSON(w, http.StatusOK, listPage("runs", items, next))
 }
 
-// nodeView is a node with the turn running it.
+// nodeView is a node as a run shows it: its prompt and output cut to
+// PreviewBytes, with a summary of the turn running it.
 type nodeView struct {
 	contracts.WorkflowNode
-	Submission *contracts.Submission `json:"submission,omitempty"`
+	PromptBytes int                `json:"prompt_bytes"`
+	OutputBytes int                `json:"output_bytes,omitempty"`
+	Submission  *submissionSummary `json:"submission,omitempty"`
 }
 
+// runView is a run with the first page of its nodes; nodes_next_cursor
+// continues at GET …/runs/{rid}/nodes?cursor=.
 type runView struct {
 	contracts.WorkflowRun
-	Nodes []nodeView `json:"nodes"`
+	Nodes     []nodeView `json:"nodes"`
+	NodeCount int        `json:"node_count"`
+	NodesNext string     `json:"nodes_next_cursor"`
 }
 
-func (s *server) getRun(w http.ResponseWriter, r *http.Request) {
-	ctx := s.ctx(r)
-	run, err := s.Workflow.Store.GetRun(ctx, r.PathValue("rid"))
+// run reads the path's run and checks it belongs to the path's workflow.
+func (s *server) run(r *http.Request) (contracts.WorkflowRun, error) {
+	run, err := s.Workflow.Store.GetRun(s.ctx(r), r.PathValue("rid"))
 	if err == nil && run.WorkflowID != r.PathValue("id") {
 		err = fmt.Errorf("run %s of workflow %s: %w", r.PathValue("rid"), r.PathValue("id"), contracts.ErrNotFound)
 	}
+	return run, err
+}
+
+// nodePage is one page of a run's nodes, summarised, in Seq order.
+func (s *server) nodePage(r *http.Request, runID string, p pageReq, budget int) ([]nodeView, int, string, error) {
+	ctx := s.ctx(r)
+	nodes, err := s.Workflow.Store.ListNodes(ctx, runID)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return nil, 0, "", err
 	}
-	nodes, err := s.Workflow.Store.ListNodes(ctx, run.ID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	view := runView{WorkflowRun: run, Nodes: make([]nodeView, 0, len(nodes))}
-	for _, n := range nodes {
-		nv := nodeView{WorkflowNode: n}
-		if subs, err := s.Journal.ListSubmissions(ctx, n.SessionID, "", 1); err == nil && len(subs) == 1 {
-			nv.Submission = &subs[0]
+	key := func(n nodeView) string { return n.ID }
+	list, pos, more, _ := window(p, key, func(n int) ([]nodeView, error) {
+		out := make([]nodeView, min(n, len(nodes)))
+		for i := range out {
+			out[i] = nodeView{WorkflowNode: nodes[i], PromptBytes: len(nodes[i].Spec.Prompt)}
+		}
+		return out, nil
+	})
+	for i := range list {
+		nv := &list[i]
+		nv.Spec.Prompt = clipText(nv.Spec.Prompt, PreviewBytes)
+		nv.Spec.System = clipText(nv.Spec.System, PreviewBytes)
+		if nv.Result != nil {
+			res := *nv.Result
+			nv.OutputBytes = len(res.Output)
+			res.Output, res.Error = clipText(res.Output, PreviewBytes), clipText(res.Error, PreviewBytes)
+			nv.Result = &res
+		}
+		if subs, err := s.Journal.ListSubmissions(ctx, nv.SessionID, "", 1); err == nil && len(subs) == 1 {
+			sum := summarize(subs[0])
+			nv.Submission = &sum
 			nv.SubmissionID = subs[0].ID
 		}
-		view.Nodes = append(view.Nodes, nv)
+	}
+	items, next := page(list, pos, more, key, budget)
+	return items, len(nodes), next, nil
+}
+
+func (s *server) getRun(w http.ResponseWriter, r *http.Request) {
+	p, err := pageParamsOr(r.URL.Query(), MaxPageLimit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	run, err := s.run(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// The run itself (script, input, result) is bounded by the limits on
+	// each; its nodes get what is left of the page.
+	view := runView{WorkflowRun: run}
+	budget := max(MaxPageBytes-encodedSize(view), 1)
+	if view.Nodes, view.NodeCount, view.NodesNext, err = s.nodePage(r, run.ID, p, budget); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if view.Nodes == nil {
+		view.Nodes = []nodeView{}
 	}
 	writeJSON(w, http.StatusOK, view)
+}
+
+// listNodes pages a run's nodes (GET …/runs/{rid}/nodes).
+func (s *server) listNodes(w http.ResponseWriter, r *http.Request) {
+	p, err := pageParamsOr(r.URL.Query(), MaxPageLimit)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	run, err := s.run(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items, _, next, err := s.nodePage(r, run.ID, p, MaxPageBytes)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listPage("nodes", items, next))
+}
+
+// getNode returns one node of a run whole (GET …/runs/{rid}/nodes/{nid}).
+func (s *server) getNode(w http.ResponseWriter, r *http.Request) {
+	run, err := s.run(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	nodes, err := s.Workflow.Store.ListNodes(s.ctx(r), run.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	for _, n := range nodes {
+		if n.ID == r.PathValue("nid") {
+			writeJSON(w, http.StatusOK, n)
+			return
+		}
+	}
+	s.fail(w, r, fmt.Errorf("node %s of run %s: %w", r.PathValue("nid"), run.ID, contracts.ErrNotFound))
 }
 
 type createScheduleRequest struct {
@@ -200,6 +322,10 @@ func (s *server) createSchedule(w http.ResponseWriter, r *http.Request) {
 	var req createScheduleRequest
 	if err := decode(w, r, &req); err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if len(req.Input) > MaxInputBytes {
+		s.fail(w, r, fmt.Errorf("input of %d bytes exceeds %d: %w", len(req.Input), MaxInputBytes, contracts.ErrTooLarge))
 		return
 	}
 	if s.Workflow.CheckSchedule != nil {

@@ -41,3 +41,75 @@ func (e *Engine) CheckModel(model string) error {
 	}
 	return nil
 }
+
+// Bounds of a session spec, checked by CheckSpec when the session is
+// created: every number becomes a count or a time.Duration somewhere, so
+// each must fit one with room to spare (a max_wall_seconds of 1e10 would
+// overflow time.Duration and trip every turn at step 0).
+const (
+	MaxLimitSteps          = 10_000
+	MaxLimitTokens         = 1_000_000_000
+	MaxLimitWallSeconds    = 30 * 24 * 3600 // 30 days
+	MaxApprovalTimeoutSecs = 30 * 24 * 3600 // 30 days
+	MaxSandboxCPU          = 16384          // Fargate's largest task: 16 vCPU
+	MaxSandboxMemoryMiB    = 122880         // and 120 GiB
+	MaxSystemBytes         = MaxPromptBytes
+	MaxModelBytes          = 256
+	MaxSessionTools        = 64
+	MaxToolConfigBytes     = 64 << 10
+	MaxPolicyEntries       = 256 // tool decisions, and bash rules
+	MaxPolicyPatternBytes  = 4096
+)
+
+// CheckSpec refuses a spec with a number out of its bounds (ErrInvalid) or
+// a text over its size (ErrTooLarge), naming the field. It does not check
+// names (model, tools, sandbox kind) against what is served: CheckModel,
+// CheckSandbox and the registry do.
+func CheckSpec(spec contracts.SessionSpec) error {
+	for _, n := range []struct {
+		name   string
+		v, max int
+		unit   string
+	}{
+		{"limits.max_steps", spec.Limits.MaxSteps, MaxLimitSteps, ""},
+		{"limits.max_tokens", spec.Limits.MaxTokens, MaxLimitTokens, ""},
+		{"limits.max_wall_seconds", spec.Limits.MaxWallSeconds, MaxLimitWallSeconds, " (30 days)"},
+		{"policy.approval_timeout_seconds", spec.Policy.ApprovalTimeoutSeconds, MaxApprovalTimeoutSecs, " (30 days)"},
+		{"sandbox.cpu", spec.Sandbox.CPU, MaxSandboxCPU, ""},
+		{"sandbox.memory_mib", spec.Sandbox.MemoryMiB, MaxSandboxMemoryMiB, ""},
+	} {
+		if n.v < 0 || n.v > n.max {
+			return fmt.Errorf("%s is %d: want 0 (the default) to %d%s: %w", n.name, n.v, n.max, n.unit, contracts.ErrInvalid)
+		}
+	}
+	switch {
+	case len(spec.System) > MaxSystemBytes:
+		return fmt.Errorf("system is %d bytes, limit %d: %w", len(spec.System), MaxSystemBytes, contracts.ErrTooLarge)
+	case len(spec.Model) > MaxModelBytes:
+		return fmt.Errorf("model is %d bytes, limit %d: %w", len(spec.Model), MaxModelBytes, contracts.ErrInvalid)
+	case len(spec.Tools) > MaxSessionTools:
+		return fmt.Errorf("tools lists %d tools, limit %d: %w", len(spec.Tools), MaxSessionTools, contracts.ErrInvalid)
+	case len(spec.Policy.Tools) > MaxPolicyEntries:
+		return fmt.Errorf("policy.tools has %d entries, limit %d: %w", len(spec.Policy.Tools), MaxPolicyEntries, contracts.ErrInvalid)
+	case len(spec.Policy.Bash) > MaxPolicyEntries:
+		return fmt.Errorf("policy.bash has %d rules, limit %d: %w", len(spec.Policy.Bash), MaxPolicyEntries, contracts.ErrInvalid)
+	case len(spec.Sandbox.Kind) > MaxModelBytes:
+		return fmt.Errorf("sandbox.kind is %d bytes, limit %d: %w", len(spec.Sandbox.Kind), MaxModelBytes, contracts.ErrInvalid)
+	}
+	for i, t := range spec.Tools {
+		if len(t.Config) > MaxToolConfigBytes {
+			return fmt.Errorf("tools[%d].config is %d bytes, limit %d: %w", i, len(t.Config), MaxToolConfigBytes, contracts.ErrTooLarge)
+		}
+	}
+	for name := range spec.Policy.Tools {
+		if len(name) > MaxModelBytes {
+			return fmt.Errorf("policy.tools has a tool name of %d bytes, limit %d: %w", len(name), MaxModelBytes, contracts.ErrInvalid)
+		}
+	}
+	for i, r := range spec.Policy.Bash {
+		if len(r.Pattern) > MaxPolicyPatternBytes {
+			return fmt.Errorf("policy.bash[%d].pattern is %d bytes, limit %d: %w", i, len(r.Pattern), MaxPolicyPatternBytes, contracts.ErrInvalid)
+		}
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/turn"
 )
 
 // resultOf is a finished child turn as its node's result.
@@ -73,6 +74,9 @@ func (d *Driver) startNode(ctx context.Context, run contracts.WorkflowRun, p con
 		return fmt.Errorf("recording node %s of run %s: %w", p.ID, run.ID, err)
 	}
 	spec := d.sessionSpec(p.Spec)
+	if err := turn.CheckSpec(spec); err != nil { // the same bounds as a session made through the API
+		return d.nodeFailed(ctx, run.ID, p.ID, "invalid node: "+err.Error())
+	}
 	if err := d.Engine.CheckModel(spec.Model); err != nil {
 		return d.nodeFailed(ctx, run.ID, p.ID, "invalid node: "+err.Error())
 	}

@@ -111,6 +111,9 @@ func (f field) parsePart(part string, dst *bitset) error {
 		if err != nil || n < 1 || part[i+1] == '+' {
 			return f.errorf(part, "step %q: want a positive whole number", part[i+1:])
 		}
+		if n > f.max-f.min+1 {
+			return f.errorf(part, "step %d is larger than the field's range %d-%d", n, f.min, f.max)
+		}
 		step, stepped = n, true
 	}
 	lo, hi := f.min, f.max
@@ -140,8 +143,13 @@ func (f field) parsePart(part string, dst *bitset) error {
 			hi = v // a single value; "a/n" runs from a to the field's maximum
 		}
 	}
-	for v := lo; v <= hi; v += step {
+	// v+step may not fit an int (a step of 1<<63-1): stop before adding a
+	// step that would pass hi, never after.
+	for v := lo; ; v += step {
 		dst.set(v - f.offset)
+		if hi-v < step {
+			break
+		}
 	}
 	return nil
 }

@@ -26,8 +26,12 @@
 // whole field). Refused with an error wrapping both contracts.ErrInvalid
 // and errors.ErrUnsupported: the L, W and # wildcards ("L", "15W", "LW",
 // "6L", "3#2") and one-time at(…) expressions. Also refused: wrap-around
-// ranges ("FRI-MON", "22-2"). Every error wraps contracts.ErrInvalid and
-// names the expression, the field and the part at fault.
+// ranges ("FRI-MON", "22-2"), a step larger than its field's range ("*/61"
+// in minutes) and an expression over MaxExpressionBytes (256, EventBridge's
+// own limit) or not valid UTF-8. Every error wraps contracts.ErrInvalid and
+// names the expression, the field and the part at fault. FuzzParse
+// (fuzz_test.go, seed corpus in testdata/fuzz/FuzzParse) checks that
+// nothing panics and that what is accepted re-parses and evaluates sanely.
 //
 // Expressions are evaluated in UTC (the adapter sets no time zone, so AWS
 // does the same). Expr.Next(anchor, after) is the first firing strictly

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -19,12 +20,26 @@ type Expr struct {
 	cron *cronSpec     // non-nil for cron(…)
 }
 
+// MaxExpressionBytes bounds an expression (EventBridge Scheduler's own
+// limit is 256 characters).
+const MaxExpressionBytes = 256
+
 // Parse parses an EventBridge Scheduler expression, "rate(5 minutes)" or
 // "cron(0 12 * * ? *)". Errors wrap contracts.ErrInvalid and name the
 // expression, the field and the part that is wrong; syntax EventBridge
 // accepts but this package does not (L, W, #, at(…)) also wraps
 // errors.ErrUnsupported.
 func Parse(expr string) (Expr, error) {
+	if len(expr) > MaxExpressionBytes {
+		shown := expr
+		if len(shown) > 4*MaxExpressionBytes {
+			shown = shown[:4*MaxExpressionBytes] + "…"
+		}
+		return Expr{}, fmt.Errorf("schedule expression %q is %d bytes: at most %d: %w", shown, len(expr), MaxExpressionBytes, contracts.ErrInvalid)
+	}
+	if !utf8.ValidString(expr) {
+		return Expr{}, fmt.Errorf("schedule expression %q is not valid UTF-8: %w", expr, contracts.ErrInvalid)
+	}
 	s := strings.TrimSpace(expr)
 	switch {
 	case strings.HasPrefix(s, "rate(") && strings.HasSuffix(s, ")"):

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// maxTokenBytes bounds a token read back from DATA/token.
+const maxTokenBytes = 256
+
+// serverToken is the token `cairn dev` serves with: the one given (--token
+// or CAIRN_TOKEN), else the one DATA/token holds from an earlier run — so
+// clients keep working across restarts — else a new random one. A token
+// file that is not a regular file of ours (a symlink, a FIFO, another
+// user's), or that others could read, or whose content is not a token, is
+// not trusted: a new token replaces it. fresh reports a new token.
+func serverToken(data, given string) (tok string, fresh bool, err error) {
+	if given != "" {
+		if !validToken(given) {
+			return "", false, fmt.Errorf("--token: want 1-%d printable ASCII characters without spaces", maxTokenBytes)
+		}
+		return given, false, nil
+	}
+	if t, ok := readTokenFile(filepath.Join(data, "token")); ok {
+		return t, false, nil
+	}
+	return newToken(), true, nil
+}
+
+// readTokenFile reads path without following a symlink, and only when it
+// is a regular file owned by this user that no one else may read.
+func readTokenFile(path string) (string, bool) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
+		return "", false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Getuid() {
+		return "", false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+2))
+	if err != nil {
+		return "", false
+	}
+	t := strings.TrimSpace(string(b))
+	return t, validToken(t)
+}
+
+func validToken(t string) bool {
+	if t == "" || len(t) > maxTokenBytes {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] <= ' ' || t[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// writeTokenFile (re)writes DATA/token with mode 0600: a new file created
+// exclusively beside it, then renamed over it, so the write never goes
+// through a symlink or a hard link planted there and a reader never sees
+// half a token.
+func writeTokenFile(data, tok string) error {
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	path := filepath.Join(data, "token")
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("writing token file: %s is a directory", path)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	tmp := filepath.Join(data, ".token-"+newToken()+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	_, err = f.WriteString(tok + "\n")
+	if err == nil {
+		err = f.Chmod(0o600) // whatever the umask
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path) // replaces a symlink itself, never its target
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("writing token file: %w", err)
+	}
+	return nil
+}
