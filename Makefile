@@ -81,11 +81,14 @@ synth: functions
 deploy: synth
 	cd infra && $(CDK) bootstrap --app cdk.out && $(CDK) deploy --app cdk.out --all --require-approval broadening
 
-## deploy-local: the stack without Fargate sandboxes, deployed to LocalStack with cdklocal
+## deploy-local: the stack without Fargate sandboxes, deployed to LocalStack with cdklocal.
+## LOCAL_ENDPOINT: where LocalStack listens — http://127.0.0.1:4566, http://localhost:4566, 127.0.0.1, …
+## (default $AWS_ENDPOINT_URL, else http://127.0.0.1:4566); scripts/deploy-local.sh derives the CLI's endpoints from it.
+LOCAL_ENDPOINT ?=
 deploy-local: functions
 	rm -rf infra/cdk.out
 	cd infra && $(INFRA_ENV) $(GO) run . stage=dev prefix=cairn-local sandboxes=lambda $(CDK_CONTEXT)
-	cd infra && $(CDKLOCAL) bootstrap --app cdk.out && $(CDKLOCAL) deploy --app cdk.out --all --require-approval never
+	CDKLOCAL='$(CDKLOCAL)' scripts/deploy-local.sh $(LOCAL_ENDPOINT)
 
 ## infra-test: vet and the CDK assertion tests of infra/ (also part of `make test`)
 infra-test:

@@ -7,7 +7,9 @@
 // Keys: stage (dev|prod), prefix, assets, imageContext, sandboxImage,
 // sandboxes (fargate|lambda), jwtIssuer, jwtAudience, alarmEmail,
 // anthropicKeySecretArn, openaiKeySecretArn, defaultModel, endpointAzs,
-// isolateConcurrency, throttleRate, throttleBurst (docs/DEPLOY.md).
+// throttleRate, throttleBurst, apiConcurrency, modelConcurrency,
+// toolsConcurrency, commitConcurrency, workflowConcurrency,
+// isolateConcurrency, accountConcurrency (docs/DEPLOY.md).
 package main
 
 import (

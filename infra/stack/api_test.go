@@ -1,6 +1,7 @@
 package stack_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -133,6 +134,49 @@ func TestAPIManagesSchedulesOnlyInItsGroup(t *testing.T) {
 		}
 		if !saw {
 			t.Errorf("%s api: no scheduler permissions", tp.name)
+		}
+	}
+}
+
+// The API's access log records every request with its principal, as JSON
+// lines into a log group of the stack: with IAM (SigV4) the caller's ARN,
+// account and caller id; with the JWT authorizer the token's subject and
+// issuer.
+func TestAPIAccessLogsRecordThePrincipal(t *testing.T) {
+	dev, prod, local := stacks(t)
+	for _, c := range []struct {
+		tp   *tmpl
+		want map[string]string
+	}{
+		{dev, map[string]string{"principal": "$context.identity.userArn", "accountId": "$context.identity.accountId", "caller": "$context.identity.caller"}},
+		{local, map[string]string{"principal": "$context.identity.userArn"}},
+		{prod, map[string]string{"principal": "$context.authorizer.claims.sub", "issuer": "$context.authorizer.claims.iss"}},
+	} {
+		tp := c.tp
+		stages := tp.ofType("AWS::ApiGatewayV2::Stage")
+		if len(stages) != 1 {
+			t.Fatalf("%s: stages %v", tp.name, stages)
+		}
+		als := obj(tp.props(stages[0])["AccessLogSettings"])
+		group := tp.id(tp.s.AccessLogs)
+		if js(als["DestinationArn"]) != getAtt(group, "Arn") || tp.res[group].Type != "AWS::Logs::LogGroup" || num(tp.props(group)["RetentionInDays"]) <= 0 {
+			t.Errorf("%s stage: access logs to %s, want the stack's log group %s (with retention)", tp.name, js(als["DestinationArn"]), group)
+		}
+		var fields map[string]string
+		if err := json.Unmarshal([]byte(str(als["Format"])), &fields); err != nil {
+			t.Errorf("%s stage: access log format %q is not a JSON object of strings: %v", tp.name, als["Format"], err)
+			continue
+		}
+		c.want["requestId"], c.want["status"], c.want["routeKey"], c.want["sourceIp"] = "$context.requestId", "$context.status", "$context.routeKey", "$context.identity.sourceIp"
+		for k, v := range c.want {
+			if fields[k] != v {
+				t.Errorf("%s access log: %s = %q, want %q", tp.name, k, fields[k], v)
+			}
+		}
+		for k, v := range fields {
+			if !strings.HasPrefix(v, "$context.") {
+				t.Errorf("%s access log: %s = %q is no $context variable", tp.name, k, v)
+			}
 		}
 	}
 }

@@ -33,26 +33,34 @@ type fnSpec struct {
 // run a command (≤ 10 min); commit and workflow only write records (the
 // driver also waits for the isolate, ≤ 30 s). model and tools take one
 // record per invocation (each is long; parallelism comes from concurrency);
-// commit and workflow batch.
+// commit and workflow batch. maxConc is the default of each phase's
+// reserved concurrency (concurrency.go).
 var specs = map[string]fnSpec{
 	FnAPI:      {memory: 256, timeout: 29, about: "HTTP API (API Gateway HTTP API v2 events)"},
 	FnModel:    {memory: 256, timeout: 600, queue: QueueModel, batch: 1, maxConc: 20, about: "model phase: one streamed model step"},
 	FnTools:    {memory: 256, timeout: 900, queue: QueueTools, batch: 1, maxConc: 20, about: "tools phase: tool calls in the session's Fargate sandbox"},
 	FnCommit:   {memory: 256, timeout: 60, queue: QueueCommit, batch: 10, maxConc: 10, about: "commit phase: moves the session head, starts the next turn"},
-	FnRepair:   {memory: 256, timeout: 60, about: "repair, every minute: re-drives stuck submissions, drains the DLQs"},
+	FnRepair:   {memory: 256, timeout: RepairTimeoutSeconds, about: "repair, every minute: re-drives stuck submissions, drains the DLQs"},
 	FnWorkflow: {memory: 256, timeout: 120, queue: QueueWorkflow, batch: 5, maxConc: 10, about: "workflow driver: evaluates runs through the isolate, starts nodes"},
 	FnIsolate:  {memory: 512, timeout: 30, about: "workflow script isolate: no permissions, no environment"},
 }
 
-// leaseTTL is CAIRN_LEASE_TTL_SECONDS: at least the longest timeout of a
-// phase function, so a lease never lapses while its holder may still run.
-func leaseTTL() int {
-	ttl := 0
-	for _, q := range Queues {
-		ttl = max(ttl, specs[consumerOf(q)].timeout)
-	}
-	return ttl
-}
+// Leases (shared/turn): short and renewed. A handler renews its lease on a
+// heartbeat every LeaseTTLSeconds/3 while it works, so a holder that dies
+// (crash, kill, timeout) lets its lease lapse within LeaseTTLSeconds and
+// the retry or repair's re-drive takes over — instead of waiting out the
+// longest phase timeout. LeaseTTLSeconds is CAIRN_LEASE_TTL_SECONDS.
+const (
+	LeaseTTLSeconds       = 30
+	LeaseHeartbeatSeconds = LeaseTTLSeconds / 3
+)
+
+// RepairTimeoutSeconds: EventBridge invokes repair every minute, and each
+// invocation makes a pass every few seconds (repair.Passes: every 10 s by
+// default) until its deadline is less than a pass and 15 s away — about
+// 55 s of passes in 70 s, so recovery never waits for the next minute and
+// the last pass has room to finish.
+const RepairTimeoutSeconds = 70
 
 // addFunctions creates every function with its role and log group: the
 // isolate first (the workflow driver names it), then the runtime's.
@@ -60,7 +68,7 @@ func (s *Stack) addFunctions() {
 	// The isolate: no environment at all, a role that can only write its
 	// own logs, outside the VPC (a VPC would need ENI permissions on its
 	// role), and reserved concurrency so scripts cannot starve the runtime.
-	iso := s.function(FnIsolate, nil, false, s.Props.IsolateConcurrency)
+	iso := s.function(FnIsolate, nil, false)
 
 	common := s.commonEnv()
 	// Every runtime function assembles the workflow driver (api: the
@@ -87,18 +95,18 @@ func (s *Stack) addFunctions() {
 		EnvSchedulerGroup:   s.SchedulerGroup.Ref(),
 		EnvSchedulerRoleARN: s.SchedulerRole.RoleArn(),
 		EnvWorkflowQueueARN: s.Queues[QueueWorkflow].QueueArn(),
-	}), false, 0)
-	s.function(FnModel, env(keys), false, 0)
+	}), false)
+	s.function(FnModel, env(keys), false)
 	if s.Sandbox != nil {
-		s.function(FnTools, env(sandbox), true, 0)
+		s.function(FnTools, env(sandbox), true)
 	} else {
-		s.function(FnTools, env(map[string]*string{EnvSandboxDir: jsii.String("/tmp/cairn-sandboxes")}), false, 0)
+		s.function(FnTools, env(map[string]*string{EnvSandboxDir: jsii.String("/tmp/cairn-sandboxes")}), false)
 	}
-	s.function(FnCommit, env(), false, 0)
-	s.function(FnRepair, env(), false, 0)
+	s.function(FnCommit, env(), false)
+	s.function(FnRepair, env(), false)
 	// workflow: creates the nodes' sessions (checking their model, which
 	// resolves keys) and invokes the isolate.
-	s.function(FnWorkflow, env(keys), false, 0)
+	s.function(FnWorkflow, env(keys), false)
 }
 
 // commonEnv is what backend.FromEnv requires of every runtime function.
@@ -106,7 +114,7 @@ func (s *Stack) commonEnv() map[string]*string {
 	m := map[string]*string{
 		EnvTable:        s.Table.TableName(),
 		EnvBucket:       s.Bucket.BucketName(),
-		EnvLeaseTTL:     jsii.String(strconv.Itoa(leaseTTL())),
+		EnvLeaseTTL:     jsii.String(strconv.Itoa(LeaseTTLSeconds)),
 		EnvDefaultModel: jsii.String(s.Props.DefaultModel),
 	}
 	for name, q := range s.Queues {
@@ -151,18 +159,14 @@ func (s *Stack) sandboxEnv() map[string]*string {
 
 // function creates one function from Assets/<name>/bootstrap: arm64,
 // provided.al2023, JSON logs into a log group of its own with the stage's
-// retention, and a role of its own that starts with nothing but writing
-// those logs (no managed policies: the basic execution policy would allow
-// every log group). inVPC places it in the sandbox VPC's isolated subnets;
-// reserved > 0 reserves that much concurrency.
-func (s *Stack) function(name string, env map[string]*string, inVPC bool, reserved int) awslambda.Function {
+// retention, a role of its own that starts with nothing but writing those
+// logs (no managed policies: the basic execution policy would allow every
+// log group), and its reserved concurrency (concurrency.go). inVPC places
+// it in the sandbox VPC's isolated subnets.
+func (s *Stack) function(name string, env map[string]*string, inVPC bool) awslambda.Function {
 	spec := specs[name]
 	id := title(name)
-	logs := awslogs.NewLogGroup(s.Stack, jsii.String(id+"Logs"), &awslogs.LogGroupProps{
-		LogGroupName:  jsii.String("/" + s.Props.Prefix + "/" + name),
-		Retention:     s.settings().logRetention,
-		RemovalPolicy: s.settings().removal,
-	})
+	logs := s.logGroup(id+"Logs", name)
 	role := awsiam.NewRole(s.Stack, jsii.String(id+"Role"), &awsiam.RoleProps{
 		AssumedBy:   awsiam.NewServicePrincipal(jsii.String("lambda.amazonaws.com"), nil),
 		Description: jsii.String("cairn " + name + " function"),
@@ -190,29 +194,48 @@ func (s *Stack) function(name string, env map[string]*string, inVPC bool, reserv
 	if env != nil {
 		props.Environment = &env
 	}
-	if reserved > 0 {
-		props.ReservedConcurrentExecutions = jsii.Number(float64(reserved))
-	}
+	props.ReservedConcurrentExecutions = jsii.Number(float64(s.Props.ReservedConcurrency()[name]))
 	if inVPC {
 		props.Vpc = s.Sandbox.Vpc
 		props.VpcSubnets = &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PRIVATE_ISOLATED}
 		props.SecurityGroups = &[]awsec2.ISecurityGroup{s.Sandbox.ToolsSG}
+	}
+	if name == FnRepair {
+		// Invoked asynchronously by its schedule: no retries of a failed
+		// or timed-out invocation, and an event that could not start
+		// within a minute (throttled) is dropped — the next minute's
+		// invocation does the same work.
+		props.RetryAttempts = jsii.Number(0)
+		props.MaxEventAge = awscdk.Duration_Seconds(jsii.Number(60))
 	}
 	fn := awslambda.NewFunction(s.Stack, jsii.String(id+"Function"), props)
 	s.Functions[name], s.Roles[name], s.LogGroups[name] = fn, role, logs
 	return fn
 }
 
+// logGroup creates a log group with the stage's retention and removal
+// policy, named /<prefix>/<deployment id>/<name>: a retained group never
+// blocks the next creation of the stack (naming.go).
+func (s *Stack) logGroup(id, name string) awslogs.LogGroup {
+	return awslogs.NewLogGroup(s.Stack, jsii.String(id), &awslogs.LogGroupProps{
+		LogGroupName:  jsii.String(logGroupName(s.Props.Prefix, s.deploymentID(), name)),
+		Retention:     s.settings().logRetention,
+		RemovalPolicy: s.settings().removal,
+	})
+}
+
 // addEventSources feeds each SQS queue to its function, reporting batch
 // item failures (lambdafn.SQSHandler returns them: the failed record and
-// every later one of its FIFO batch) with a bounded concurrency.
+// every later one of its FIFO batch) with a bounded concurrency: the
+// function's reserved concurrency, so the poller never invokes beyond
+// what is reserved (which would only be throttled).
 func (s *Stack) addEventSources() {
 	for _, q := range Queues {
 		name := consumerOf(q)
 		spec := specs[name]
 		s.Functions[name].AddEventSource(awslambdaeventsources.NewSqsEventSource(s.Queues[q], &awslambdaeventsources.SqsEventSourceProps{
 			BatchSize:               jsii.Number(float64(spec.batch)),
-			MaxConcurrency:          jsii.Number(float64(spec.maxConc)),
+			MaxConcurrency:          jsii.Number(float64(s.Props.ReservedConcurrency()[name])),
 			ReportBatchItemFailures: jsii.Bool(true),
 		}))
 	}

@@ -35,14 +35,21 @@ func TestFunctionsArm64ProvidedJSONLogs(t *testing.T) {
 	}
 }
 
-// Every runtime function gets what backend.FromEnv requires; the lease
-// outlasts every phase function's timeout; each extra goes where it is used.
+// Every runtime function gets what backend.FromEnv requires; the lease is
+// short and renewed (30 s, a heartbeat every 10 s), so a dead holder's
+// lease lapses within half a minute instead of outlasting the longest phase
+// timeout; each extra goes where it is used.
 func TestFunctionEnvironment(t *testing.T) {
+	if stack.LeaseTTLSeconds != 30 || stack.LeaseHeartbeatSeconds != 10 {
+		t.Errorf("lease TTL %d s, heartbeat %d s: want 30 s renewed every 10 s", stack.LeaseTTLSeconds, stack.LeaseHeartbeatSeconds)
+	}
 	dev, prod, local := stacks(t)
 	for _, tp := range []*tmpl{dev, prod, local} {
-		maxTimeout := 0.0
+		minTimeout := 0.0
 		for _, fn := range []string{stack.FnModel, stack.FnTools, stack.FnCommit, stack.FnWorkflow} {
-			maxTimeout = max(maxTimeout, num(tp.props(tp.id(tp.s.Functions[fn]))["Timeout"]))
+			if to := num(tp.props(tp.id(tp.s.Functions[fn]))["Timeout"]); minTimeout == 0 || to < minTimeout {
+				minTimeout = to
+			}
 		}
 		for _, fn := range []string{stack.FnAPI, stack.FnModel, stack.FnTools, stack.FnCommit, stack.FnRepair, stack.FnWorkflow} {
 			env := envOf(tp.props(tp.id(tp.s.Functions[fn])))
@@ -61,9 +68,12 @@ func TestFunctionEnvironment(t *testing.T) {
 			if str(env[stack.EnvDefaultModel]) == "" {
 				t.Errorf("%s %s: no %s", tp.name, fn, stack.EnvDefaultModel)
 			}
+			// 30: two heartbeats (every TTL/3) may be missed before it
+			// lapses, and it lapses long before any phase's timeout.
 			ttl, err := strconv.Atoi(str(env[stack.EnvLeaseTTL]))
-			if err != nil || float64(ttl) < maxTimeout {
-				t.Errorf("%s %s: %s=%v, want ≥ %v (the longest phase timeout)", tp.name, fn, stack.EnvLeaseTTL, env[stack.EnvLeaseTTL], maxTimeout)
+			if err != nil || ttl != 30 || ttl < 3*stack.LeaseHeartbeatSeconds || float64(ttl) >= minTimeout {
+				t.Errorf("%s %s: %s=%v, want 30 (≥ 3 heartbeats of %d s, below the shortest phase timeout %v s)",
+					tp.name, fn, stack.EnvLeaseTTL, env[stack.EnvLeaseTTL], stack.LeaseHeartbeatSeconds, minTimeout)
 			}
 			_, hasCluster := env[stack.EnvSandboxCluster]
 			wantCluster := tp.s.Sandbox != nil && (fn == stack.FnTools || fn == stack.FnAPI)
@@ -161,6 +171,75 @@ func TestOnlyWorkflowInvokesOnlyTheIsolate(t *testing.T) {
 					t.Errorf("%s %s may invoke %s", tp.name, fn, js(st.Resources))
 				}
 			}
+		}
+	}
+}
+
+// repair's asynchronous invocations (its schedule) are never retried and
+// never run late: the next minute's invocation does the same work.
+func TestRepairAsyncInvokesAreNotRetried(t *testing.T) {
+	for _, tp := range all(t) {
+		repair := tp.id(tp.s.Functions[stack.FnRepair])
+		var found int
+		for _, id := range tp.ofType("AWS::Lambda::EventInvokeConfig") {
+			p := tp.props(id)
+			if js(p["FunctionName"]) != ref(repair) {
+				continue
+			}
+			found++
+			if p["MaximumRetryAttempts"] != 0.0 || num(p["MaximumEventAgeInSeconds"]) != 60 || p["Qualifier"] != "$LATEST" {
+				t.Errorf("%s repair EventInvokeConfig %s: want MaximumRetryAttempts 0, MaximumEventAgeInSeconds 60 on $LATEST", tp.name, js(p))
+			}
+		}
+		if found != 1 {
+			t.Errorf("%s: %d EventInvokeConfigs for repair, want 1", tp.name, found)
+		}
+	}
+}
+
+// repair makes a pass every few seconds for about 55 s per invocation
+// (until its deadline is near), so its timeout is at least 70 s: the loop
+// fills most of the minute and the last pass has room to finish.
+func TestRepairOutlastsItsLoop(t *testing.T) {
+	for _, tp := range all(t) {
+		if to := num(tp.props(tp.id(tp.s.Functions[stack.FnRepair]))["Timeout"]); to < 70 {
+			t.Errorf("%s repair: Timeout %v s, want ≥ 70 s", tp.name, to)
+		}
+	}
+}
+
+// Every function reserves its concurrency, so long-polls cannot starve the
+// phases: the api is capped, each phase reserves at least what its event
+// source may invoke at once, repair room for two overlapping invocations,
+// and all of it leaves the 100 unreserved executions Lambda requires.
+func TestConcurrencyReservedSoLongPollsCannotStarveThePhases(t *testing.T) {
+	for _, tp := range all(t) {
+		reserved := map[string]float64{}
+		total := 0.0
+		for _, fn := range stack.Functions {
+			n := num(tp.props(tp.id(tp.s.Functions[fn]))["ReservedConcurrentExecutions"])
+			if n < 1 {
+				t.Errorf("%s %s: no reserved concurrency", tp.name, fn)
+			}
+			reserved[fn] = n
+			total += n
+		}
+		if reserved[stack.FnAPI] != float64(tp.s.Props.APIConcurrency) || tp.s.Props.APIConcurrency != 100 {
+			t.Errorf("%s api: reserved %v (props %d), want the cap, 100 by default", tp.name, reserved[stack.FnAPI], tp.s.Props.APIConcurrency)
+		}
+		if reserved[stack.FnRepair] < 2 {
+			t.Errorf("%s repair: reserved %v, want ≥ 2 (a 70-s invocation overlaps the next minute's)", tp.name, reserved[stack.FnRepair])
+		}
+		for _, id := range tp.ofType("AWS::Lambda::EventSourceMapping") {
+			m := tp.props(id)
+			fid, _ := obj(m["FunctionName"])["Ref"].(string)
+			maxConc := num(obj(m["ScalingConfig"])["MaximumConcurrency"])
+			if n := num(tp.props(fid)["ReservedConcurrentExecutions"]); n < maxConc {
+				t.Errorf("%s %s: reserved %v < its event source's maximum concurrency %v", tp.name, fid, n, maxConc)
+			}
+		}
+		if limit := float64(tp.s.Props.AccountConcurrency - stack.UnreservedMinimum); total > limit {
+			t.Errorf("%s: %v reserved, more than account %d − %d unreserved", tp.name, total, tp.s.Props.AccountConcurrency, stack.UnreservedMinimum)
 		}
 	}
 }

@@ -274,3 +274,29 @@ func TestFunctionsSendOnlyWhereTheirCodeEnqueues(t *testing.T) {
 		}
 	}
 }
+
+// Each phase function may change the visibility of messages on its own
+// queue and no other (the handler keeps a message's visibility short while
+// it works, so a crash or timeout redelivers within ~30 s); api, repair and
+// the isolate may not change any.
+func TestPhasesChangeVisibilityOnlyOnTheirOwnQueue(t *testing.T) {
+	own := map[string]string{stack.FnModel: stack.QueueModel, stack.FnTools: stack.QueueTools, stack.FnCommit: stack.QueueCommit, stack.FnWorkflow: stack.QueueWorkflow}
+	for _, tp := range all(t) {
+		for _, fn := range stack.Functions {
+			var explicit bool
+			for _, s := range tp.statements(tp.id(tp.s.Roles[fn])) {
+				if !s.has("sqs:ChangeMessageVisibility") {
+					continue
+				}
+				q, phase := own[fn]
+				if !phase || js(s.Resources) != js([]string{getAtt(tp.id(tp.s.Queues[q]), "Arn")}) {
+					t.Errorf("%s %s: sqs:ChangeMessageVisibility on %v", tp.name, fn, s.Resources)
+				}
+				explicit = explicit || (s.Sid == "KeepVisibilityShort" && js(s.Actions) == `["sqs:ChangeMessageVisibility"]`)
+			}
+			if _, phase := own[fn]; phase && !explicit {
+				t.Errorf("%s %s: no KeepVisibilityShort statement", tp.name, fn)
+			}
+		}
+	}
+}

@@ -156,3 +156,41 @@ func TestStackSetsWhatTheRuntimeReads(t *testing.T) {
 		t.Errorf("the runtime reads %s, which no function of the stack sets: set it in infra/stack or list why not", name)
 	}
 }
+
+// The lease the stack sets is the runtime's own default (shared/turn:
+// DefaultLeaseTTL = 30 * time.Second, renewed every TTL/3), so the
+// deployed functions and `cairn dev` lease alike.
+func TestLeaseMatchesTheRuntime(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(repo, "shared")); err != nil {
+		t.Skipf("runtime source not beside infra/: %v", err)
+	}
+	const file = "shared/turn/engine.go"
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(repo, file), nil, 0)
+	if err != nil {
+		t.Fatalf("reading the runtime's lease: %v", err)
+	}
+	seconds := -1
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		for i, name := range vs.Names {
+			if name.Name != "DefaultLeaseTTL" || i >= len(vs.Values) {
+				continue
+			}
+			// N * time.Second
+			if b, ok := vs.Values[i].(*ast.BinaryExpr); ok && b.Op == token.MUL {
+				lit, _ := b.X.(*ast.BasicLit)
+				sel, _ := b.Y.(*ast.SelectorExpr)
+				if lit != nil && sel != nil && sel.Sel.Name == "Second" {
+					seconds, _ = strconv.Atoi(lit.Value)
+				}
+			}
+		}
+		return true
+	})
+	if seconds != stack.LeaseTTLSeconds {
+		t.Errorf("%s: DefaultLeaseTTL is %d s (-1: not of the form N * time.Second), infra sets %s=%d", file, seconds, stack.EnvLeaseTTL, stack.LeaseTTLSeconds)
+	}
+}

@@ -48,6 +48,16 @@ func (s *Stack) grant() {
 		allow(fn, "Enqueue", []string{"sqs:SendMessage"}, queues...)
 	}
 
+	// Each phase keeps the visibility of the message it works on short,
+	// extending it while it works (lambdafn), so a crash or timeout
+	// redelivers within about a lease instead of after the queue's
+	// visibility timeout. Only on its own queue. (The event source mapping
+	// grants the same with receive and delete; stated here because the
+	// handler calls it.)
+	for _, q := range Queues {
+		allow(consumerOf(q), "KeepVisibilityShort", []string{"sqs:ChangeMessageVisibility"}, s.Queues[q].QueueArn())
+	}
+
 	// repair turns dead-lettered wake-ups into FAILED: it reads and deletes
 	// them from every DLQ.
 	var dlqs []*string

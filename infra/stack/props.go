@@ -33,8 +33,13 @@ const (
 // Props configure the stack. Zero values take the stage's defaults.
 type Props struct {
 	awscdk.StackProps
-	Stage  Stage  // dev (default) or prod
-	Prefix string // resource names: "<prefix>-model.fifo", the schedule group, log groups; default "cairn-<stage>"
+	Stage Stage // dev (default) or prod
+	// Prefix starts every name the stack sets (naming.go): the queues
+	// ("<prefix>-<deployment id>-model.fifo"), the log groups, the schedule
+	// group, the API, the task family; main.go names the stack after it.
+	// Default "cairn-<stage>"; checked against every name's limit
+	// (checkPrefix).
+	Prefix string
 
 	// Assets is the directory holding <fn>/bootstrap for every function
 	// (`make functions` writes ../dist). Tests point it at placeholders.
@@ -55,10 +60,24 @@ type Props struct {
 	AnthropicKeyARN, OpenAIKeyARN string
 	DefaultModel                  string // default DefaultModel
 
-	EndpointAZs        int     // AZs with interface endpoints; default dev 1, prod 2
-	IsolateConcurrency int     // reserved concurrency of the isolate; default 10
-	ThrottleRate       float64 // API requests per second (steady); default 50
-	ThrottleBurst      int     // API burst; default 100
+	EndpointAZs   int     // AZs with interface endpoints; default dev 1, prod 2
+	ThrottleRate  float64 // API requests per second (steady); default 50
+	ThrottleBurst int     // API burst; default 100
+
+	// Reserved concurrency (concurrency.go). APIConcurrency caps the api
+	// function (long-polls hold an invocation each) and so can never take
+	// what the phases reserve; a phase's value is both its reserved
+	// concurrency and its event source's maximum concurrency (2..1000).
+	// AccountConcurrency is the account's Lambda concurrency limit, which
+	// synthesis cannot look up: everything reserved must leave the 100
+	// unreserved executions Lambda insists on.
+	APIConcurrency      int // default 100
+	ModelConcurrency    int // default 20
+	ToolsConcurrency    int // default 20
+	CommitConcurrency   int // default 10
+	WorkflowConcurrency int // default 10
+	IsolateConcurrency  int // default 10
+	AccountConcurrency  int // default 1000 (the Lambda default quota)
 }
 
 // withDefaults fills the zero values and checks the rest.
@@ -95,14 +114,17 @@ func (p Props) withDefaults() (Props, error) {
 	if p.EndpointAZs < 1 || p.EndpointAZs > maxAZs {
 		return p, fmt.Errorf("endpointAzs %d: want 1..%d", p.EndpointAZs, maxAZs)
 	}
-	if p.IsolateConcurrency == 0 {
-		p.IsolateConcurrency = 10
-	}
 	if p.ThrottleRate == 0 {
 		p.ThrottleRate = 50
 	}
 	if p.ThrottleBurst == 0 {
 		p.ThrottleBurst = 100
+	}
+	if err := p.concurrencyDefaults(); err != nil {
+		return p, err
+	}
+	if err := checkPrefix(p); err != nil {
+		return p, err
 	}
 	if p.Assets == "" {
 		p.Assets = filepath.Join("..", "dist")
@@ -135,7 +157,12 @@ func FromContext(get func(key string) string) (Props, error) {
 		AnthropicKeyARN: get("anthropicKeySecretArn"), OpenAIKeyARN: get("openaiKeySecretArn"),
 		DefaultModel: get("defaultModel"),
 	}
-	ints := map[string]*int{"endpointAzs": &p.EndpointAZs, "isolateConcurrency": &p.IsolateConcurrency, "throttleBurst": &p.ThrottleBurst}
+	ints := map[string]*int{
+		"endpointAzs": &p.EndpointAZs, "throttleBurst": &p.ThrottleBurst,
+		"apiConcurrency": &p.APIConcurrency, "modelConcurrency": &p.ModelConcurrency, "toolsConcurrency": &p.ToolsConcurrency,
+		"commitConcurrency": &p.CommitConcurrency, "workflowConcurrency": &p.WorkflowConcurrency,
+		"isolateConcurrency": &p.IsolateConcurrency, "accountConcurrency": &p.AccountConcurrency,
+	}
 	for k, dst := range ints {
 		if s := get(k); s != "" {
 			n, err := strconv.Atoi(s)

@@ -23,6 +23,10 @@ func TestPropsRefusedWithAReason(t *testing.T) {
 		{"too many endpoint AZs", func(p *stack.Props) { p.EndpointAZs = 3 }, "endpointAzs 3"},
 		{"functions not built", func(p *stack.Props) { p.Assets = t.TempDir() }, "run `make functions` first"},
 		{"image context without the binary", func(p *stack.Props) { p.ImageContext = t.TempDir() }, "or set sandboxImage"},
+		{"more reserved than the account leaves", func(p *stack.Props) { p.AccountConcurrency = 200 }, "reserved concurrency 172"},
+		{"a phase below the event source minimum", func(p *stack.Props) { p.ModelConcurrency = 1 }, "modelConcurrency 1"},
+		{"an api without concurrency", func(p *stack.Props) { p.APIConcurrency = -1 }, "apiConcurrency -1"},
+		{"a prefix that is no stack name", func(p *stack.Props) { p.Prefix = "cairn_prod" }, `prefix "cairn_prod"`},
 	} {
 		p := ok
 		c.edit(&p)
@@ -35,9 +39,13 @@ func TestPropsRefusedWithAReason(t *testing.T) {
 
 // Context values (`-c key=value`) become props; numbers are checked.
 func TestFromContext(t *testing.T) {
-	ctx := map[string]string{"stage": "prod", "alarmEmail": "a@b.c", "endpointAzs": "1", "throttleRate": "12.5", "sandboxes": "lambda"}
+	ctx := map[string]string{"stage": "prod", "alarmEmail": "a@b.c", "endpointAzs": "1", "throttleRate": "12.5", "sandboxes": "lambda",
+		"apiConcurrency": "40", "modelConcurrency": "30", "toolsConcurrency": "25", "commitConcurrency": "5", "workflowConcurrency": "4",
+		"accountConcurrency": "3000"}
 	p, err := stack.FromContext(func(k string) string { return ctx[k] })
-	if err != nil || p.Stage != stack.Prod || p.AlarmEmail != "a@b.c" || p.EndpointAZs != 1 || p.ThrottleRate != 12.5 || p.Sandboxes != stack.SandboxesLambda {
+	if err != nil || p.Stage != stack.Prod || p.AlarmEmail != "a@b.c" || p.EndpointAZs != 1 || p.ThrottleRate != 12.5 || p.Sandboxes != stack.SandboxesLambda ||
+		p.APIConcurrency != 40 || p.ModelConcurrency != 30 || p.ToolsConcurrency != 25 || p.CommitConcurrency != 5 || p.WorkflowConcurrency != 4 ||
+		p.AccountConcurrency != 3000 {
 		t.Errorf("FromContext = %+v, %v", p, err)
 	}
 	ctx["isolateConcurrency"] = "ten"

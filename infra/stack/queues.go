@@ -22,20 +22,26 @@ const VisibilityFactor = 6
 // set a deduplication id, and a FIFO queue refuses a message without one
 // unless content-based deduplication is on (the runtime's explicit ids
 // still take precedence there).
+//
+// The queues are deleted with the stack in every stage: a message is only
+// a wake-up, and repair re-drives whatever the journal says is unfinished.
+// Their names carry the deployment id (naming.go), so a redeploy never
+// waits out SQS's 60 seconds before a deleted queue's name is free.
 func (s *Stack) addQueues() {
+	id := s.deploymentID()
 	for _, q := range Queues {
 		dlq := awssqs.NewQueue(s.Stack, jsii.String(title(q)+"DLQ"), &awssqs.QueueProps{
-			QueueName:                 jsii.String(s.Props.Prefix + "-" + DLQ(q) + ".fifo"),
+			QueueName:                 jsii.String(queueName(s.Props.Prefix, id, DLQ(q))),
 			Fifo:                      jsii.Bool(true),
 			ContentBasedDeduplication: jsii.Bool(false),
 			Encryption:                awssqs.QueueEncryption_SQS_MANAGED,
 			EnforceSSL:                jsii.Bool(true),
 			RetentionPeriod:           awscdk.Duration_Days(jsii.Number(14)),
-			RemovalPolicy:             s.settings().removal,
+			RemovalPolicy:             awscdk.RemovalPolicy_DESTROY,
 		})
 		consumer := consumerOf(q)
 		main := awssqs.NewQueue(s.Stack, jsii.String(title(q)+"Queue"), &awssqs.QueueProps{
-			QueueName:                 jsii.String(s.Props.Prefix + "-" + q + ".fifo"),
+			QueueName:                 jsii.String(queueName(s.Props.Prefix, id, q)),
 			Fifo:                      jsii.Bool(true),
 			ContentBasedDeduplication: jsii.Bool(q == QueueWorkflow),
 			Encryption:                awssqs.QueueEncryption_SQS_MANAGED,
@@ -43,7 +49,7 @@ func (s *Stack) addQueues() {
 			VisibilityTimeout:         awscdk.Duration_Seconds(jsii.Number(float64(VisibilityFactor * specs[consumer].timeout))),
 			RetentionPeriod:           awscdk.Duration_Days(jsii.Number(4)),
 			DeadLetterQueue:           &awssqs.DeadLetterQueue{Queue: dlq, MaxReceiveCount: jsii.Number(MaxReceiveCount)},
-			RemovalPolicy:             s.settings().removal,
+			RemovalPolicy:             awscdk.RemovalPolicy_DESTROY,
 		})
 		s.Queues[q] = main
 		s.Queues[DLQ(q)] = dlq

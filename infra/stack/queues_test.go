@@ -25,9 +25,13 @@ func TestEveryQueueIsFIFOWithDLQ(t *testing.T) {
 		}
 		for _, q := range stack.Queues {
 			main, dlq := tp.id(tp.s.Queues[q]), tp.id(tp.s.Queues[stack.DLQ(q)])
-			want := tp.s.Props.Prefix + "-" + q + ".fifo"
-			if got := str(tp.props(main)["QueueName"]); got != want {
-				t.Errorf("%s queue %s name %q, want %q", tp.name, q, got, want)
+			// <prefix>-<deployment id>-<queue>.fifo: the deployment id is
+			// the first group of the stack id's UUID (naming.go).
+			for id, name := range map[string]string{main: q, dlq: stack.DLQ(q)} {
+				want := tp.s.Props.Prefix + "-51af3dc0-" + name + ".fifo"
+				if got, _ := deployed(tp.props(id)["QueueName"], stackIDFirst); got != want {
+					t.Errorf("%s queue %s deploys as %q, want %q", tp.name, name, got, want)
+				}
 			}
 			rp := obj(tp.props(main)["RedrivePolicy"])
 			if js(rp["deadLetterTargetArn"]) != getAtt(dlq, "Arn") || num(rp["maxReceiveCount"]) != stack.MaxReceiveCount {

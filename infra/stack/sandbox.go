@@ -83,7 +83,7 @@ func (s *Stack) addSandbox() {
 		Description: jsii.String("cairn sandboxd task: no permissions"),
 	})
 	b.Task = awsecs.NewFargateTaskDefinition(s.Stack, jsii.String("SandboxTask"), &awsecs.FargateTaskDefinitionProps{
-		Family:         jsii.String(s.Props.Prefix + "-sandboxd"),
+		Family:         jsii.String(taskFamily(s.Props.Prefix)),
 		Cpu:            jsii.Number(1024), // per-session overrides from the sandbox spec
 		MemoryLimitMiB: jsii.Number(2048),
 		RuntimePlatform: &awsecs.RuntimePlatform{
@@ -91,11 +91,7 @@ func (s *Stack) addSandbox() {
 		},
 		TaskRole: b.TaskRole,
 	})
-	b.Logs = awslogs.NewLogGroup(s.Stack, jsii.String("SandboxLogs"), &awslogs.LogGroupProps{
-		LogGroupName:  jsii.String("/" + s.Props.Prefix + "/sandboxd"),
-		Retention:     s.settings().logRetention,
-		RemovalPolicy: s.settings().removal,
-	})
+	b.Logs = s.logGroup("SandboxLogs", logSandbox)
 	b.Task.AddContainer(jsii.String(SandboxContainer), &awsecs.ContainerDefinitionOptions{
 		ContainerName: jsii.String(SandboxContainer),
 		Image:         s.sandboxImage(),

@@ -114,16 +114,7 @@ func stacks(t *testing.T) (dev, prod, local *tmpl) {
 		}
 		for _, tp := range ts {
 			tp.a = assertions.Template_FromStack(tp.s.Stack, nil)
-			raw, err := json.Marshal(tp.a.ToJSON())
-			if err == nil {
-				var doc struct {
-					Resources map[string]resource `json:"Resources"`
-				}
-				err = json.Unmarshal(raw, &doc)
-				tp.res = doc.Resources
-			}
-			if err != nil {
-				synth.err = err
+			if tp.res, synth.err = parseResources(tp.a); synth.err != nil {
 				return
 			}
 		}
@@ -133,6 +124,28 @@ func stacks(t *testing.T) (dev, prod, local *tmpl) {
 		t.Fatal(synth.err)
 	}
 	return synth.dev, synth.prod, synth.local
+}
+
+// parseResources reads a template's resources.
+func parseResources(a assertions.Template) (map[string]resource, error) {
+	raw, err := json.Marshal(a.ToJSON())
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Resources map[string]resource `json:"Resources"`
+	}
+	err = json.Unmarshal(raw, &doc)
+	return doc.Resources, err
+}
+
+func resources(t *testing.T, a assertions.Template) map[string]resource {
+	t.Helper()
+	res, err := parseResources(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // all returns the three stacks, for promises that hold in every variant.
@@ -203,4 +216,72 @@ func asList(v any) []any {
 	default:
 		return []any{x}
 	}
+}
+
+// Stack ids of two creations of one stack (CloudFormation's
+// arn:…:stack/<name>/<uuid>): names made from the deployment id differ
+// between them, fixed names do not.
+const (
+	stackIDFirst  = "arn:aws:cloudformation:us-east-1:111111111111:stack/cairn-prod/51af3dc0-da77-11e4-872e-1234567db123"
+	stackIDSecond = "arn:aws:cloudformation:us-east-1:111111111111:stack/cairn-prod/9e2b07a0-6f1c-11ef-a1b2-0a1b2c3d4e5f"
+)
+
+// deployed evaluates a template value — a string, or the intrinsics the
+// stack uses in names (Fn::Join, Fn::Select, Fn::Split, Ref AWS::StackId) —
+// as CloudFormation would for a stack with this id. ok is false for
+// anything else.
+func deployed(v any, stackID string) (out string, ok bool) {
+	parts, ok := deployedList(v, stackID)
+	if !ok || len(parts) != 1 {
+		return "", false
+	}
+	return parts[0], true
+}
+
+func deployedList(v any, stackID string) ([]string, bool) {
+	switch x := v.(type) {
+	case string:
+		return []string{x}, true
+	case []any:
+		var out []string
+		for _, e := range x {
+			s, ok := deployed(e, stackID)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	case map[string]any:
+		if len(x) != 1 {
+			return nil, false
+		}
+		for fn, arg := range x {
+			args := list(arg)
+			switch fn {
+			case "Ref":
+				if arg == "AWS::StackId" {
+					return []string{stackID}, true
+				}
+			case "Fn::Join":
+				if len(args) == 2 {
+					parts, ok := deployedList(args[1], stackID)
+					return []string{strings.Join(parts, str(args[0]))}, ok
+				}
+			case "Fn::Split":
+				if len(args) == 2 {
+					s, ok := deployed(args[1], stackID)
+					return strings.Split(s, str(args[0])), ok
+				}
+			case "Fn::Select":
+				if len(args) == 2 {
+					parts, ok := deployedList(args[1], stackID)
+					if i := int(num(args[0])); ok && i < len(parts) {
+						return []string{parts[i]}, true
+					}
+				}
+			}
+		}
+	}
+	return nil, false
 }

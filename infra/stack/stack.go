@@ -36,9 +36,15 @@ type Stack struct {
 	SchedulerRole  awsiam.Role
 	API            awsapigatewayv2.HttpApi
 	Topic          awssns.Topic // nil without an alarm email
+	AccessLogs     awslogs.LogGroup
+
+	depID string // deploymentID's expression, once made
 }
 
-// stage settings that differ between dev and prod.
+// stage settings that differ between dev and prod. removal applies to
+// what holds data or evidence — the table, the bucket, the logs, the
+// sandbox key; the queues hold only wake-ups (the journal is the truth)
+// and are deleted with the stack in every stage (queues.go).
 type stageSettings struct {
 	removal      awscdk.RemovalPolicy
 	protect      bool // DynamoDB deletion protection
@@ -90,6 +96,9 @@ func (s *Stack) addOutputs() {
 		awscdk.NewCfnOutput(s.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
 	}
 	out("ApiEndpoint", s.API.ApiEndpoint())
+	// The deployment id in the queue and log group names (naming.go):
+	// /<prefix>/<id>/<function> holds a function's logs.
+	out("DeploymentId", jsii.String(s.deploymentID()))
 	out("TableName", s.Table.TableName())
 	out("BucketName", s.Bucket.BucketName())
 	out("ModelQueueUrl", s.Queues[QueueModel].QueueUrl())
