@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -21,6 +23,12 @@ type client struct {
 	base  string
 	token string
 	http  *http.Client
+	// tokenFile, when set, is where token came from (DATA/token): a
+	// follower re-reads it when it reconnects, since a restarted server may
+	// serve a new token.
+	tokenFile string
+	// giveUpAfter bounds reconnecting; 0 = ReconnectFor.
+	giveUpAfter time.Duration
 }
 
 // apiError is an API error response.
@@ -54,12 +62,12 @@ func (c *client) do(ctx context.Context, method, path string, body any, hdr map[
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
+		return fmt.Errorf("%s %s: %w", method, path, &unreachableError{err})
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("%s %s: reading response: %w", method, path, err)
+		return fmt.Errorf("%s %s: reading response: %w", method, path, &unreachableError{err})
 	}
 	if resp.StatusCode >= 300 {
 		var eb struct {
@@ -145,4 +153,112 @@ func exitCode(err error) int {
 		return 3
 	}
 	return 1
+}
+
+// unreachableError is a request that got no complete answer: the server
+// refused the connection, reset it or closed it mid-answer (it stopped or
+// restarted).
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// ReconnectFor bounds how long a follower keeps trying to reach a server
+// that went away (a restart takes seconds).
+const ReconnectFor = 60 * time.Second
+
+// reconnectBackoff is the first wait between reconnection attempts; each
+// next one doubles, up to 5 s.
+const reconnectBackoff = 100 * time.Millisecond
+
+// retryable reports whether err may heal by reconnecting: the server could
+// not be reached or cut its answer, answered 502–504, or (when the token
+// came from a file a restarted server may have rewritten) rejected the
+// token.
+func (c *client) retryable(err error) bool {
+	var u *unreachableError
+	var ae *apiError
+	switch {
+	case errors.As(err, &u):
+		return true
+	case errors.As(err, &ae):
+		return ae.Status == http.StatusBadGateway || ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusGatewayTimeout ||
+			(ae.Status == http.StatusUnauthorized && c.tokenFile != "")
+	}
+	return false
+}
+
+// reloadToken re-reads the token file, if the token came from one.
+func (c *client) reloadToken() {
+	if c.tokenFile == "" {
+		return
+	}
+	if b, err := os.ReadFile(c.tokenFile); err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			c.token = t
+		}
+	}
+}
+
+// reconnecting runs call (an idempotent request); if the server went away
+// it reconnects: it backs off (100 ms doubling to 5 s), re-reads the token
+// file and calls again, for at most ReconnectFor in all, and tells w in one
+// line ("… reconnecting… reconnected after 1.2s, resuming after event 17";
+// resume adds the last part). Errors that reconnecting cannot heal, and
+// the last error once the time is up, are returned.
+func (c *client) reconnecting(ctx context.Context, w io.Writer, resume func() string, call func() error) error {
+	err := call()
+	if err == nil || ctx.Err() != nil || !c.retryable(err) {
+		return err
+	}
+	start, bound := time.Now(), c.giveUpAfter
+	if bound <= 0 {
+		bound = ReconnectFor
+	}
+	fmt.Fprintf(w, "  ↻ lost the server (%s); reconnecting… ", reason(err))
+	delay := reconnectBackoff
+	for {
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			fmt.Fprintln(w, "stopped")
+			return ctx.Err()
+		case <-t.C:
+		}
+		c.reloadToken()
+		err = call()
+		switch {
+		case err == nil:
+			fmt.Fprintf(w, "reconnected after %s%s\n", time.Since(start).Round(100*time.Millisecond), resume())
+			return nil
+		case ctx.Err() != nil:
+			fmt.Fprintln(w, "stopped")
+			return ctx.Err()
+		case !c.retryable(err):
+			fmt.Fprintln(w, "failed")
+			return err
+		case time.Since(start)+delay > bound:
+			fmt.Fprintf(w, "gave up after %s\n", time.Since(start).Round(100*time.Millisecond))
+			return fmt.Errorf("the server did not come back within %s: %w", bound, err)
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// reason names why a request failed, in a few words.
+func reason(err error) string {
+	var errno syscall.Errno
+	var ae *apiError
+	switch {
+	case errors.As(err, &errno):
+		return errno.Error()
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed"
+	case errors.As(err, &ae) && ae.Status == http.StatusUnauthorized:
+		return "token rejected; re-reading the token file"
+	case errors.As(err, &ae):
+		return http.StatusText(ae.Status)
+	}
+	return err.Error()
 }

@@ -13,13 +13,15 @@
 //
 // It may import shared/assemble, shared/aws/backend, shared/aws/harness,
 // shared/aws/lambdafn, shared/contracts, shared/embedded/backend,
-// shared/ids, shared/sandbox/server, shared/workflow/isolate, the standard
+// shared/ids, shared/repair, shared/sandbox/server, shared/workflow/isolate, the standard
 // library, the AWS SDK, aws-lambda-go's event types and golang.org/x/sys.
 // It never imports shared/testkit/... (docs/docs_test.go checks it).
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -81,6 +83,9 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "cairn: unknown command %q\n\n%s", os.Args[1], usage)
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // -h/--help of a command: its flags were printed
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cairn:", err)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/cairnrun/cairn/shared/assemble"
 	embedded "github.com/cairnrun/cairn/shared/embedded/backend"
@@ -41,13 +40,12 @@ func defaultData() string {
 // caller cancels ctx and closes it).
 func (t *target) open(ctx context.Context, env envDefaults) (*client, func(), error) {
 	if t.addr != "" {
-		tok := t.token
-		if tok == "" && t.data != "" {
-			if b, err := os.ReadFile(filepath.Join(t.data, "token")); err == nil {
-				tok = strings.TrimSpace(string(b))
-			}
+		cl := remoteClient(t.addr, t.token)
+		if t.token == "" && t.data != "" {
+			cl.tokenFile = filepath.Join(t.data, "token") // re-read when a follower reconnects
+			cl.reloadToken()
 		}
-		return remoteClient(t.addr, tok), func() {}, nil
+		return cl, func() {}, nil
 	}
 	data := t.data
 	if data == "" {

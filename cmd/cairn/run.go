@@ -82,12 +82,19 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 	return follow(ctx, cl, os.Stdout, sid, sub.ID, contracts.Decision(*approve), os.Stdin)
 }
 
-// follow streams a submission's progress to w until it ends or parks.
+// follow streams a submission's progress to w until it ends or parks. If
+// the server goes away (a restart), it reconnects and resumes after the
+// last event it saw (client.reconnecting).
 func follow(ctx context.Context, cl *client, w io.Writer, sid, subID string, approve contracts.Decision, in io.Reader) error {
-	p := &printer{w: w, step: -1}
+	p := newPrinter(w)
 	var after int64
+	resume := func() string { return fmt.Sprintf(", resuming after event %d", after) }
 	for {
-		page, err := cl.events(ctx, sid, subID, after, 20*time.Second)
+		var page eventsPage
+		err := cl.reconnecting(ctx, w, resume, func() (err error) {
+			page, err = cl.events(ctx, sid, subID, after, 20*time.Second)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("reading events: %w", err)
 		}
@@ -104,9 +111,12 @@ func follow(ctx context.Context, cl *client, w io.Writer, sid, subID string, app
 			break
 		}
 	}
-	p.endLine()
-	sub, err := cl.submission(ctx, sid, subID)
-	if err != nil {
+	p.flush()
+	var sub contracts.Submission
+	if err := cl.reconnecting(ctx, w, func() string { return "" }, func() (err error) {
+		sub, err = cl.submission(ctx, sid, subID)
+		return err
+	}); err != nil {
 		return err
 	}
 	if sub.Phase == contracts.PhaseCommitted {
@@ -117,8 +127,12 @@ func follow(ctx context.Context, cl *client, w io.Writer, sid, subID string, app
 }
 
 func ask(ctx context.Context, cl *client, w io.Writer, sid string, ev contracts.Event, approve contracts.Decision, in io.Reader) error {
-	sess, err := cl.session(ctx, sid)
-	if err != nil {
+	none := func() string { return "" }
+	var sess sessionView
+	if err := cl.reconnecting(ctx, w, none, func() (err error) {
+		sess, err = cl.session(ctx, sid)
+		return err
+	}); err != nil {
 		return err
 	}
 	pending := false
@@ -140,7 +154,12 @@ func ask(ctx context.Context, cl *client, w io.Writer, sid string, ev contracts.
 			d = contracts.Allow
 		}
 	}
-	if _, err := cl.decide(ctx, sid, ev.ApprovalID, d, "from cairn run"); err != nil {
+	// Deciding the same way twice is a no-op, so a decision whose answer
+	// was lost is simply sent again.
+	if err := cl.reconnecting(ctx, w, none, func() error {
+		_, err := cl.decide(ctx, sid, ev.ApprovalID, d, "from cairn run")
+		return err
+	}); err != nil {
 		return fmt.Errorf("deciding approval %s: %w", ev.ApprovalID, err)
 	}
 	fmt.Fprintf(w, "  · %s %s\n", d, ev.ApprovalID)
@@ -153,44 +172,87 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// printer renders events as human progress lines.
+// printer renders events as human progress lines. A step's text is held
+// until the step's model output is over (the next event of another kind,
+// or the end) and then printed once, as "[step N] text": the text of the
+// step's last model attempt, without the text of attempts a
+// stream_discarded event voids (a stream cut by a crash or an error, redone
+// under a new attempt) — also text of a voided attempt that arrives after
+// its discard. So what is printed for a step is what the step recorded.
 type printer struct {
-	w      io.Writer
-	step   int
-	inText bool
+	w    io.Writer
+	step int                      // step whose text is held; -1: none
+	text map[int]*strings.Builder // attempt → held text of step
+	void map[[2]int]bool          // (step, attempt) discarded
 }
 
-func (p *printer) endLine() {
-	if p.inText {
-		fmt.Fprintln(p.w)
-		p.inText = false
+func newPrinter(w io.Writer) *printer {
+	return &printer{w: w, step: -1, text: map[int]*strings.Builder{}, void: map[[2]int]bool{}}
+}
+
+// hold starts holding the text of step (printing the held one first).
+func (p *printer) hold(step int) {
+	if p.step != step {
+		p.flush()
+		p.step = step
 	}
+}
+
+// flush prints the held step's text, if a step is held.
+func (p *printer) flush() {
+	if p.step < 0 {
+		return
+	}
+	last := -1
+	for a := range p.text {
+		if !p.void[[2]int{p.step, a}] && a > last {
+			last = a
+		}
+	}
+	text := ""
+	if last >= 0 {
+		text = p.text[last].String()
+	}
+	fmt.Fprintln(p.w, strings.TrimSpace(fmt.Sprintf("[step %d] %s", p.step+1, text)))
+	p.step = -1
+	clear(p.text)
 }
 
 func (p *printer) print(ev contracts.Event) {
 	switch ev.Type {
 	case contracts.EventStep:
-		p.endLine()
-		p.step = ev.Step
-		fmt.Fprintf(p.w, "[step %d] ", ev.Step+1)
-		p.inText = true
+		p.hold(ev.Step)
+		return
 	case contracts.EventTextDelta:
-		fmt.Fprint(p.w, ev.Text)
-		p.inText = true
+		if p.void[[2]int{ev.Step, ev.Attempt}] {
+			return
+		}
+		p.hold(ev.Step)
+		if p.text[ev.Attempt] == nil {
+			p.text[ev.Attempt] = &strings.Builder{}
+		}
+		p.text[ev.Attempt].WriteString(ev.Text)
+		return
+	case contracts.EventStreamDiscarded:
+		p.void[[2]int{ev.Step, ev.Attempt}] = true
+		if ev.Step == p.step {
+			delete(p.text, ev.Attempt)
+		}
+		return
+	}
+	p.flush()
+	switch ev.Type {
 	case contracts.EventToolStarted:
-		p.endLine()
 		fmt.Fprintf(p.w, "  → %s %s\n", ev.Tool, short(ev.Text, 100))
-	case contracts.EventToolFinished:
+	case contracts.EventToolFinished, contracts.EventToolDenied, contracts.EventToolInterrupted:
 		mark := "✓"
 		if ev.IsError {
 			mark = "✗"
 		}
 		fmt.Fprintf(p.w, "  %s %s: %s\n", mark, ev.Tool, short(ev.Text, 100))
 	case contracts.EventApprovalNeeded:
-		p.endLine()
 		fmt.Fprintf(p.w, "  ! approval needed for %s %s (approval %s)\n", ev.Tool, short(ev.Text, 100), ev.ApprovalID)
 	case contracts.EventFailed:
-		p.endLine()
 		fmt.Fprintf(p.w, "  failed: %s\n", ev.Text)
 	}
 }

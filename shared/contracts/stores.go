@@ -82,6 +82,32 @@ const (
 	EventFailed         = "failed"
 )
 
+// Honest events: what a follower needs to show each step's final text once
+// and every tool call's single end.
+const (
+	// EventStreamDiscarded says attempt Attempt of model step Step was
+	// abandoned (its stream broke, its process died, or the turn ended
+	// before it completed): followers drop the text_delta events of that
+	// (Step, Attempt), including any that arrive after this one. It is
+	// written when a new attempt of the step starts, before that attempt's
+	// own text (or when the turn fails with the step's stream incomplete),
+	// under key discard/<step>/<attempt>.
+	EventStreamDiscarded = "stream_discarded"
+	// EventToolDenied is a call's terminal event when the policy or an
+	// approver denied it: it never ran. Text is the denial.
+	EventToolDenied = "tool_denied"
+	// EventToolInterrupted is a call's terminal event when it will not
+	// finish: it started and its outcome is unknown (it is never re-run),
+	// or the turn ended before it ran or finished. Text says which.
+	//
+	// EventToolFinished, EventToolDenied and EventToolInterrupted share one
+	// event key per (submission, step, call), tool_finished/<step>/<call>,
+	// and are written once the call's result is recorded (from the recorded
+	// result, which the first writer wins): a call gets exactly one of them,
+	// however often the tools phase re-runs.
+	EventToolInterrupted = "tool_interrupted"
+)
+
 // Event is one progress record of a submission.
 type Event struct {
 	Seq          int64     `json:"seq"`
@@ -89,6 +115,7 @@ type Event struct {
 	Key          string    `json:"-"`
 	Type         string    `json:"type"`
 	Step         int       `json:"step"`
+	Attempt      int       `json:"attempt,omitempty"` // model attempt (1, 2, …) of a text_delta or stream_discarded event
 	Text         string    `json:"text,omitempty"`
 	Tool         string    `json:"tool,omitempty"`
 	CallID       string    `json:"call_id,omitempty"`

@@ -37,7 +37,7 @@ func (w *chunkWriter) add(ctx context.Context, ev contracts.ModelEvent) error {
 			w.events[n-1].Text += ev.Text
 		} else {
 			w.events = append(w.events, contracts.Event{SubmissionID: w.sub.ID, Key: fmt.Sprintf("text/%s/%d", w.key, seq),
-				Type: contracts.EventTextDelta, Step: w.sub.Step, Text: ev.Text, At: w.e.now()})
+				Type: contracts.EventTextDelta, Step: w.sub.Step, Attempt: w.sub.Attempt, Text: ev.Text, At: w.e.now()})
 		}
 	}
 	if len(w.chunks) >= FlushChunks || w.e.now().Sub(w.last) >= FlushEvery {

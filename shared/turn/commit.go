@@ -84,6 +84,9 @@ func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submissio
 	if err := e.ending(ctx, next); err != nil {
 		return err
 	}
+	if err := e.endOpen(ctx, cur, next.Error); err != nil { // what will never complete says so
+		return err
+	}
 	if err := e.emit(ctx, contracts.Event{SubmissionID: cur.ID, Key: "end/failed", Type: contracts.EventFailed, Step: cur.Step, Text: next.Error, IsError: true}); err != nil {
 		return err
 	}
