@@ -20,6 +20,7 @@ import (
 	"github.com/cairnrun/cairn/shared/aws/harness"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/repair"
 )
 
 // cmdDevAWS runs the whole serverless shape against a LocalStack-compatible
@@ -45,8 +46,9 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 	if *sandboxes == "" {
 		*sandboxes = *data + "/sandboxes"
 	}
-	if *token == "" {
-		*token = newToken()
+	var err error
+	if *token, _, err = serverToken(*data, *token); err != nil {
+		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	awsCfg := aws.Config{
@@ -71,20 +73,26 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*data, 0o700); err != nil {
+	if err := writeTokenFile(*data, *token); err != nil {
 		return err
 	}
-	if err := os.WriteFile(*data+"/token", []byte(*token+"\n"), 0o600); err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
 	h := &harness.Harness{Client: sqs.NewFromConfig(awsCfg), Log: log}
-	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit, contracts.QueueWorkflow} {
-		h.Functions = append(h.Functions, harness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10,
-			Visibility: 30 * time.Second, Timeout: 5 * time.Minute, Handler: lambdafn.SQSHandler(q, rt.Handle, log)})
+	// As deployed (infra/stack): each function's timeout, and a visibility
+	// timeout of 6× it, so a killed invocation's message would stay in flight
+	// that long if the handler did not keep it briefly hidden.
+	for _, f := range []struct {
+		queue   string
+		timeout time.Duration
+		batch   int
+	}{{contracts.QueueModel, 600 * time.Second, 1}, {contracts.QueueTools, 900 * time.Second, 1},
+		{contracts.QueueCommit, 60 * time.Second, 10}, {contracts.QueueWorkflow, 120 * time.Second, 5}} {
+		h.Functions = append(h.Functions, harness.Function{Queue: f.queue, URL: cfg.QueueURLs[f.queue], BatchSize: f.batch,
+			Visibility: 6 * f.timeout, Timeout: f.timeout,
+			Handler: lambdafn.SQSHandler(f.queue, rt.Handle, log, lambdafn.WithVisibility(rt.Ports.Queue, lambdafn.Visibility{}))})
 	}
 	background := func(ctx context.Context) {
-		go rt.Repair.Loop(ctx, 10*time.Second)
-		go rt.ScheduleLoop(ctx, 10*time.Second) // no EventBridge locally: the store is the schedule
+		go rt.Repair.Loop(ctx, repair.DefaultPassEvery) // the repair function's passes
+		go rt.ScheduleLoop(ctx, 10*time.Second)         // no EventBridge locally: the store is the schedule
 		_ = h.Run(ctx)
 	}
 	return serve(ctx, *addr, apiGateway(lambdafn.APIHandler(rt.API)), "cairn dev (aws backend)", background, *token, *data)

@@ -26,5 +26,5 @@ func main() {
 		log.Error("starting", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(lambdafn.SQSHandler(contracts.QueueModel, rt.Handle, log))
+	lambda.Start(lambdafn.SQSHandler(contracts.QueueModel, rt.Handle, log, lambdafn.WithVisibility(rt.Ports.Queue, lambdafn.Visibility{})))
 }

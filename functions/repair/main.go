@@ -2,7 +2,8 @@
 // stuck submissions, turns dead-lettered messages into FAILED and wakes
 // stuck workflow runs.
 //
-// It may import shared/aws/backend, the standard library and aws-lambda-go.
+// It may import shared/aws/backend, shared/repair, the standard library and
+// aws-lambda-go.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/repair"
 )
 
 func main() {
@@ -24,5 +26,6 @@ func main() {
 		log.Error("starting", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(rt.Repair.Run)
+	// Invoked once a minute; a pass every repair.DefaultPassEvery within it.
+	lambda.Start(func(ctx context.Context) (repair.Report, error) { return rt.Repair.Passes(ctx, 0) })
 }

@@ -27,5 +27,5 @@ func main() {
 		log.Error("starting", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(lambdafn.SQSHandler(contracts.QueueWorkflow, rt.Handle, log))
+	lambda.Start(lambdafn.SQSHandler(contracts.QueueWorkflow, rt.Handle, log, lambdafn.WithVisibility(rt.Ports.Queue, lambdafn.Visibility{})))
 }

@@ -18,7 +18,7 @@ func DLQ(queue string) string { return queue + "-dlq" }
 // Message is a wake-up, never an instruction: the handler re-reads the
 // journal and acts on what it says.
 type Message struct {
-	Kind         string `json:"kind"` // the queue it targets: model | tools | commit
+	Kind         string `json:"kind"` // the queue it targets: model | tools | commit | workflow
 	SessionID    string `json:"session_id"`
 	SubmissionID string `json:"submission_id"`
 	Step         int    `json:"step"`
@@ -56,6 +56,18 @@ type Queue interface {
 	Receive(ctx context.Context, queue string, max int, visibility time.Duration) ([]Delivery, error)
 	Delete(ctx context.Context, queue string, receipt string) error
 	Release(ctx context.Context, queue string, receipt string) error
+}
+
+// VisibilitySetter is implemented by queues whose in-flight messages can be
+// hidden for a chosen time (SQS ChangeMessageVisibility). A Lambda handler
+// keeps the message it works on hidden only a little longer than its next
+// heartbeat, and hides a failed one for a short backoff, so a crash, a
+// timeout or a failure redelivers it within seconds instead of after the
+// queue's visibility timeout — during which its FIFO group (the session)
+// would get nothing else, not even repair's re-drive. d = 0 makes the
+// message visible now. A receipt no longer in flight is ErrNotFound.
+type VisibilitySetter interface {
+	SetVisibility(ctx context.Context, queue, receipt string, d time.Duration) error
 }
 
 // DedupID is the FIFO deduplication id: submission/step/phase/version, plus

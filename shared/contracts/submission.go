@@ -85,8 +85,13 @@ type Submission struct {
 	Error          string     `json:"error,omitempty"`
 	Usage          Usage      `json:"usage"`
 	StartedAt      time.Time  `json:"started_at,omitempty"`
-	CreatedAt      time.Time  `json:"created_at"`
-	UpdatedAt      time.Time  `json:"updated_at"`
+	// ParkedAt is when the turn parked for an approval decision (zero
+	// while not parked); ParkedNanos sums the time it spent parked before.
+	// Parked time is not run time: Limits.MaxWallSeconds counts neither.
+	ParkedAt    time.Time `json:"parked_at,omitempty"`
+	ParkedNanos int64     `json:"parked_nanos,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // ToolRecord is the durable trace of one tool call: a "started" marker

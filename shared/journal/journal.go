@@ -103,6 +103,23 @@ func Lease(ctx context.Context, store contracts.JournalStore, sub contracts.Subm
 	return out, nil
 }
 
+// Renew extends owner's lease on sub to now+ttl: a conditional write like
+// every other, so a holder whose record moved (its lease broken, taken over
+// after it lapsed, or the turn ended by someone else) gets an error
+// wrapping contracts.ErrConflict and must stop. It counts no attempt.
+func Renew(ctx context.Context, store contracts.JournalStore, sub contracts.Submission, owner string, now time.Time, ttl time.Duration) (contracts.Submission, error) {
+	if sub.LeaseOwner != owner || sub.Phase.Terminal() {
+		return sub, fmt.Errorf("renewing lease of submission %s: not held by %s: %w", sub.ID, owner, contracts.ErrConflict)
+	}
+	next := sub
+	next.LeaseUntil = now.Add(ttl) // UpdatedAt stays: a renewal is not progress (and moves no index key)
+	out, err := store.UpdateSubmission(ctx, next, sub.Version)
+	if err != nil {
+		return sub, fmt.Errorf("renewing lease of submission %s: %w", sub.ID, err)
+	}
+	return out, nil
+}
+
 // Break clears a lease held by an owner known to be dead (a previous boot
 // of the single embedded process). Conditional like every write.
 func Break(ctx context.Context, store contracts.JournalStore, sub contracts.Submission, now time.Time) (contracts.Submission, error) {

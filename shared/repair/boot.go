@@ -33,6 +33,46 @@ func (r *Repairer) Loop(ctx context.Context, every time.Duration) {
 	}
 }
 
+// DefaultPassEvery is how often Passes makes a pass.
+const DefaultPassEvery = 10 * time.Second
+
+// passMargin is the time a pass is given before ctx's deadline: Passes
+// starts no pass later than that.
+const passMargin = 15 * time.Second
+
+// Passes makes a pass (Run) every every (0 = DefaultPassEvery) until ctx's
+// deadline is less than a pass away — the repair function's handler: it is
+// invoked once a minute (the finest EventBridge schedule), so passing every
+// few seconds within the invocation keeps recovery from waiting for the
+// schedule. Without a deadline it makes one pass; a pass that finds
+// nothing unfinished (no submission, no run) and no dead letter ends the
+// invocation early, so an idle deployment pays for one pass a minute. The
+// report sums the passes; the errors of every pass are joined.
+func (r *Repairer) Passes(ctx context.Context, every time.Duration) (Report, error) {
+	if every <= 0 {
+		every = DefaultPassEvery
+	}
+	var total Report
+	var errs []error
+	for {
+		rep, err := r.Run(ctx)
+		total.add(rep)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		idle := rep.Scanned == 0 && rep.RunsScanned == 0 && rep.Poison == 0 && rep.RunsPoisoned == 0
+		deadline, ok := ctx.Deadline()
+		if idle || !ok || time.Until(deadline) < every+passMargin {
+			return total, errors.Join(errs...)
+		}
+		select {
+		case <-ctx.Done():
+			return total, errors.Join(errs...)
+		case <-time.After(every):
+		}
+	}
+}
+
 // Boot recovers what a previous process left when this one owns all the
 // work (the embedded backend holds its data directory's lock, so every
 // other lease owner is a boot that died): it breaks every foreign lease,

@@ -43,3 +43,29 @@ func TestPassWithoutWorkflows(t *testing.T) {
 		t.Fatalf("repair pass = %+v, %v", rep, err)
 	}
 }
+
+// The repair function's invocation (Passes) ends after one pass when
+// nothing is unfinished, however far its deadline: an idle deployment pays
+// for one pass a minute. (Were it to go on, every=1ms up to a two-hour
+// deadline would hang the test.)
+func TestPassesEndEarlyWhenIdle(t *testing.T) {
+	h := enginetest.New(t, enginetest.Workflows(&enginetest.InProcess{}, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
+	defer cancel()
+	rep, err := h.RT.Repair.Passes(ctx, time.Millisecond)
+	if err != nil || rep.Scanned != 0 || rep.RunsScanned != 0 {
+		t.Fatalf("Passes = %+v, %v", rep, err)
+	}
+}
+
+// Without a deadline (a test, a direct call) Passes makes exactly one pass.
+func TestPassesWithoutDeadlineIsOnePass(t *testing.T) {
+	h := enginetest.New(t)
+	sub := h.Accept("scripted:plain")
+	h.Lose(contracts.QueueModel)
+	h.Clock.Advance(2 * time.Minute)
+	rep, err := h.RT.Repair.Passes(context.Background(), time.Millisecond)
+	if err != nil || rep.Scanned != 1 || rep.Redriven != 1 {
+		t.Fatalf("Passes = %+v, %v; want one pass re-driving %s", rep, err, sub.ID)
+	}
+}

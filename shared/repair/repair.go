@@ -35,6 +35,7 @@ type Repairer struct {
 type Report struct {
 	Scanned, Redriven, Started, Failed, Expired, Poison int
 	States                                              map[recovery.State]int
+	RunsScanned                                         int // RUNNING workflow runs examined
 	RunsWoken                                           int // stuck RUNNING workflow runs woken
 	RunsPoisoned                                        int // runs ended FAILED poison:… from the workflow DLQ
 }
@@ -42,6 +43,25 @@ type Report struct {
 // Any reports whether the pass did anything (scanning aside).
 func (rep Report) Any() bool {
 	return rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison+rep.RunsWoken+rep.RunsPoisoned > 0
+}
+
+// add sums o into rep.
+func (rep *Report) add(o Report) {
+	rep.Scanned += o.Scanned
+	rep.Redriven += o.Redriven
+	rep.Started += o.Started
+	rep.Failed += o.Failed
+	rep.Expired += o.Expired
+	rep.Poison += o.Poison
+	rep.RunsScanned += o.RunsScanned
+	rep.RunsWoken += o.RunsWoken
+	rep.RunsPoisoned += o.RunsPoisoned
+	for s, n := range o.States {
+		if rep.States == nil {
+			rep.States = make(map[recovery.State]int)
+		}
+		rep.States[s] += n
+	}
 }
 
 func (rep *Report) count(s recovery.State) {
@@ -60,9 +80,9 @@ func (r *Repairer) Run(ctx context.Context) (Report, error) {
 	if r.Driver == nil {
 		return rep, err
 	}
-	woken, werr := r.runs(ctx, r.Driver)
+	scanned, woken, werr := r.runs(ctx, r.Driver)
 	poisoned, derr := r.runDLQ(ctx, r.Driver)
-	rep.RunsWoken, rep.RunsPoisoned = woken, poisoned
+	rep.RunsScanned, rep.RunsWoken, rep.RunsPoisoned = scanned, woken, poisoned
 	return rep, errors.Join(err, werr, derr)
 }
 

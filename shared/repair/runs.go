@@ -22,20 +22,20 @@ const RunBatch = 500
 // new node result, re-starts any node not yet started (create if absent)
 // and touches the run, so a healthy run whose nodes are simply slow is woken
 // at most about once per StuckAfter. Reports how many runs it woke; a failed
-// wake-up does not stop the sweep (the errors are joined).
+// wake-up does not stop the sweep (the errors are joined). It also reports
+// how many unfinished runs it examined.
 //
 // The wake-up's nonce is fixed for the run's version within a window of
 // StuckAfter, so passes more frequent than StuckAfter collapse into one
 // wake-up in the FIFO dedup window rather than queue an evaluation each.
-func (r *Repairer) runs(ctx context.Context, d *workflow.Driver) (int, error) {
+func (r *Repairer) runs(ctx context.Context, d *workflow.Driver) (scanned, woken int, err error) {
 	stuckAfter := r.stuckAfter()
 	runs, err := d.Store.ListUnfinishedRuns(ctx, RunBatch)
 	if err != nil {
-		return 0, fmt.Errorf("listing unfinished workflow runs: %w", err)
+		return 0, 0, fmt.Errorf("listing unfinished workflow runs: %w", err)
 	}
 	now := r.Engine.Clock.Now()
 	window := now.Unix() / (int64(stuckAfter/time.Second) + 1)
-	woken := 0
 	var errs []error
 	for _, run := range runs {
 		// The list may be stale (eventually consistent): an ended run is
@@ -52,7 +52,7 @@ func (r *Repairer) runs(ctx context.Context, d *workflow.Driver) (int, error) {
 		r.log().InfoContext(ctx, "waking stuck workflow run", "run_id", run.ID, "workflow_id", run.WorkflowID,
 			"evaluations", run.Evaluations, "idle", now.Sub(run.UpdatedAt).Round(time.Second))
 	}
-	return woken, errors.Join(errs...)
+	return len(runs), woken, errors.Join(errs...)
 }
 
 // runDLQ ends, FAILED "poison: …", every run whose wake-up the workflow

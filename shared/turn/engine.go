@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ const (
 	DefaultMaxSteps       = 50
 	DefaultMaxTokens      = 1_000_000
 	DefaultMaxWallSeconds = 3600
-	DefaultLeaseTTL       = 15 * time.Minute
+	DefaultLeaseTTL       = 30 * time.Second // renewed every TTL/3 while the holder works
 	DefaultMaxAttempts    = 5
 	DefaultApprovalWait   = 24 * time.Hour
 	MaxPromptBytes        = 256 << 10
@@ -48,10 +49,13 @@ type Deps struct {
 	IDs    contracts.IDs
 	Log    *slog.Logger
 
-	Owner       string        // lease owner id of this process; each handler run leases as Owner/<random>
-	LeaseTTL    time.Duration // 0 = DefaultLeaseTTL
-	MaxAttempts int           // per (step, phase); 0 = DefaultMaxAttempts
-	OutputCap   int           // tool output cap in bytes; 0 = tools default
+	Owner    string        // lease owner id of this process; each handler run leases as Owner/<random>
+	LeaseTTL time.Duration // 0 = DefaultLeaseTTL; renewed every LeaseTTL/3 while a handler works
+	// Heartbeat, when set, replaces the ticker a lease holder renews on
+	// (every is LeaseTTL/3): tests drive renewals by hand.
+	Heartbeat   func(every time.Duration) (ticks <-chan time.Time, stop func())
+	MaxAttempts int // per (step, phase); 0 = DefaultMaxAttempts
+	OutputCap   int // tool output cap in bytes; 0 = tools default
 }
 
 // Engine runs the phase handlers.
@@ -187,8 +191,37 @@ func tripped(sub contracts.Submission, l contracts.Limits, now time.Time) string
 		return "steps"
 	case sub.Usage.InputTokens+sub.Usage.OutputTokens > l.MaxTokens:
 		return "tokens"
-	case !sub.StartedAt.IsZero() && now.Sub(sub.StartedAt) > time.Duration(l.MaxWallSeconds)*time.Second:
+	case !sub.StartedAt.IsZero() && working(sub, now) > seconds(int64(l.MaxWallSeconds)):
 		return "wall_time"
 	}
 	return ""
+}
+
+// working is how long sub has run since it started, less the time it spent
+// parked for approval decisions (so far, and now if it is parked).
+func working(sub contracts.Submission, now time.Time) time.Duration {
+	parked := time.Duration(sub.ParkedNanos)
+	if !sub.ParkedAt.IsZero() && now.After(sub.ParkedAt) {
+		parked += now.Sub(sub.ParkedAt)
+	}
+	return now.Sub(sub.StartedAt) - parked
+}
+
+// unpark folds a finished park into ParkedNanos (the lease write that
+// resumes a parked turn does it).
+func unpark(n *contracts.Submission, now time.Time) {
+	if n.ParkedAt.IsZero() {
+		return
+	}
+	if now.After(n.ParkedAt) {
+		n.ParkedNanos += int64(now.Sub(n.ParkedAt))
+	}
+	n.ParkedAt = time.Time{}
+}
+
+// seconds is n seconds as a Duration, saturating instead of overflowing
+// (a spec stored before its numbers were bounded at creation may hold any).
+func seconds(n int64) time.Duration {
+	const most = int64(math.MaxInt64 / int64(time.Second))
+	return time.Duration(min(max(n, 0), most)) * time.Second
 }

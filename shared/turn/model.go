@@ -40,7 +40,19 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	if sub.Attempt > e.maxAttempts() {
 		return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:MODEL step %d", sub.Step))
 	}
-	resp, err := e.stream(ctx, sess, sub, reuse)
+	if err := e.discardAbandoned(ctx, sub, reuse); err != nil { // earlier attempts' text is void
+		return err
+	}
+	// A stream may last minutes: renew the lease while it runs. A lost
+	// lease abandons the stream and this run stops before its next write.
+	work, h := e.hold(ctx, sub)
+	defer h.release() // also when the stream panics: no heartbeat outlives its handler
+	resp, err := e.stream(work, sess, sub, reuse)
+	latest, lerr := h.release()
+	if lost(lerr) {
+		return nil
+	}
+	sub = latest
 	if errors.Is(err, contracts.ErrInvalid) {
 		return e.Fail(ctx, sub, "model_error: "+err.Error())
 	}

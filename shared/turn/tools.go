@@ -33,7 +33,8 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 	if !ok || err != nil {
 		return err
 	}
-	sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), nil)
+	now := e.now()
+	sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), now, e.leaseTTL(), func(n *contracts.Submission) { unpark(n, now) })
 	if lost(err) {
 		return nil
 	}
@@ -43,18 +44,26 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 	if sub.Attempt > e.maxAttempts() {
 		return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:TOOLS step %d", sub.Step))
 	}
-	sandbox, err := e.Sandboxes.Acquire(ctx, sess.ID, sess.Spec.Sandbox)
+	// Tool calls may run for minutes: renew the lease while they do. A
+	// lost lease cancels work (a running call is killed) and this run stops.
+	work, h := e.hold(ctx, sub)
+	defer h.release() // also when a call panics: no heartbeat outlives its handler
+	sandbox, err := e.Sandboxes.Acquire(work, sess.ID, sess.Spec.Sandbox)
 	if err != nil {
 		return fmt.Errorf("acquiring sandbox of session %s: %w", sess.ID, err)
 	}
 	ts, err := e.Registry.Bind(sess.Spec.Tools, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap, Workflows: e.Workflows})
 	if errors.Is(err, contracts.ErrInvalid) {
-		return e.Fail(ctx, sub, "tool_binding: "+err.Error())
+		latest, lerr := h.release()
+		if lost(lerr) {
+			return nil
+		}
+		return e.Fail(ctx, latest, "tool_binding: "+err.Error())
 	}
 	if err != nil {
 		return fmt.Errorf("binding tools of session %s: %w", sess.ID, err)
 	}
-	recs, err := e.Journal.ToolRecords(ctx, sub.ID, sub.Step)
+	recs, err := e.Journal.ToolRecords(work, sub.ID, sub.Step)
 	if err != nil {
 		return fmt.Errorf("reading tool records of submission %s step %d: %w", sub.ID, sub.Step, err)
 	}
@@ -64,6 +73,9 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 	for i, call := range sub.ToolRequests {
 		if r := recs[call.ID].Result; r != nil {
 			results[i] = *r
+			if err := e.toolEnded(work, sess, sub, call, *r); err != nil { // a re-run: no-op if it was written
+				return err
+			}
 			continue
 		}
 		d, why := e.decide(sess, sub, call)
@@ -74,10 +86,10 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 		case contracts.Deny:
 			results[i] = contracts.ToolResult{CallID: call.ID, Content: "denied: " + why, IsError: true}
 		default:
-			if recs[call.ID].Started && ts.Effect(call.Name) != contracts.ReadOnly && !e.sandboxKnows(ctx, sandbox, ids.Effect(sub.ID, sub.Step, call.ID)) {
+			if recs[call.ID].Started && ts.Effect(call.Name) != contracts.ReadOnly && !e.sandboxKnows(work, sandbox, ids.Effect(sub.ID, sub.Step, call.ID)) {
 				results[i] = contracts.ToolResult{CallID: call.ID, Content: Interrupted, IsError: true}
-			} else if results[i], err = e.run(ctx, sub, ts, call); sandboxGone(ctx, err) {
-				results[i] = e.unavailable(ctx, sess, call, err)
+			} else if results[i], err = e.run(work, sub, ts, call); sandboxGone(work, err) {
+				results[i] = e.unavailable(work, sess, call, err)
 			} else if errors.Is(err, contracts.ErrPending) {
 				waiting = true
 				continue
@@ -85,12 +97,19 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 				return err
 			}
 		}
-		if err := e.Journal.PutToolResult(ctx, sub.ID, sub.Step, results[i]); err != nil {
+		if err := e.Journal.PutToolResult(work, sub.ID, sub.Step, results[i]); err != nil {
 			return fmt.Errorf("recording result of call %s: %w", call.ID, err)
 		}
-		if recs2, err := e.Journal.ToolRecords(ctx, sub.ID, sub.Step); err == nil && recs2[call.ID].Result != nil {
+		if recs2, err := e.Journal.ToolRecords(work, sub.ID, sub.Step); err == nil && recs2[call.ID].Result != nil {
 			results[i] = *recs2[call.ID].Result // first result written wins
 		}
+		if err := e.toolEnded(work, sess, sub, call, results[i]); err != nil { // the call's one terminal event
+			return err
+		}
+	}
+	// The calls are done: stop renewing and write on the latest version.
+	if sub, err = h.release(); lost(err) {
+		return nil
 	}
 	if len(park) > 0 || waiting {
 		return e.park(ctx, sub, park)
@@ -160,7 +179,7 @@ func (e *Engine) approvalFor(sess contracts.Session, sub contracts.Submission, c
 	}
 	wait := DefaultApprovalWait
 	if s := sess.Spec.Policy.ApprovalTimeoutSeconds; s > 0 {
-		wait = time.Duration(s) * time.Second
+		wait = seconds(int64(s))
 	}
 	return contracts.Approval{ID: ids.Approval(sub.ID, sub.Step, call.ID), CallID: call.ID, Tool: call.Name, Input: call.Input, ExpiresAt: e.now().Add(wait)}
 }
@@ -179,10 +198,7 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	if err != nil {
 		return r, fmt.Errorf("running call %s (%s): %w", call.ID, call.Name, err)
 	}
-	r.CallID = call.ID
-	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("tool_finished/%d/%s", sub.Step, call.ID), Type: contracts.EventToolFinished, Step: sub.Step, Tool: call.Name, CallID: call.ID, Text: r.Content, IsError: r.IsError}); err != nil {
-		return r, err
-	}
+	r.CallID = call.ID // its terminal event is written once the result is recorded (toolEnded)
 	return r, nil
 }
 
@@ -195,6 +211,9 @@ func (e *Engine) park(ctx context.Context, sub contracts.Submission, pending []c
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	next.Approvals = mergeApprovals(sub.Approvals, pending)
 	next.Attempt = 0 // waiting for a person is not a failed attempt
+	if len(pending) > 0 && next.ParkedAt.IsZero() {
+		next.ParkedAt = e.now() // waiting for a decision is not run time
+	}
 	parked, err := journal.Update(ctx, e.Journal, sub, next, e.now())
 	if lost(err) {
 		return nil

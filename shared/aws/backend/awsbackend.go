@@ -57,7 +57,7 @@ type Config struct {
 	Fargate    *Fargate            // sandboxes in ECS tasks; nil = local ones
 	Workflows  Workflows           // served with the workflow queue and an isolate
 	Getenv     func(string) string // resolves env: secret references; nil = none
-	LeaseTTL   time.Duration       // ≥ the phase functions' timeout; default 15m
+	LeaseTTL   time.Duration       // default turn.DefaultLeaseTTL (30 s), renewed every third while a handler works
 	Token      string              // API bearer token; empty behind an IAM/JWT authorizer
 	Env        []string            // base environment of sandboxed commands
 	Log        *slog.Logger
@@ -101,8 +101,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if s := getenv(EnvLeaseTTL); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			return c, fmt.Errorf("%s=%q: want a positive number of seconds", EnvLeaseTTL, s)
+		if err != nil || n < 3 || n > 3600 {
+			return c, fmt.Errorf("%s=%q: want a number of seconds from 3 to 3600 (the lease is renewed every third of it)", EnvLeaseTTL, s)
 		}
 		c.LeaseTTL = time.Duration(n) * time.Second
 	}
@@ -157,10 +157,7 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	lease := c.LeaseTTL
-	if lease <= 0 {
-		lease = 15 * time.Minute
-	}
+	lease := c.LeaseTTL // 0 = turn.DefaultLeaseTTL: short, renewed while a handler works
 	getenv := c.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }

@@ -70,8 +70,8 @@ func fargateFromEnv(getenv func(string) string) (*Fargate, []string, error) {
 	}
 	if s := getenv(EnvSandboxIdle); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			return nil, nil, fmt.Errorf("%s=%q: want a positive number of seconds", EnvSandboxIdle, s)
+		if err != nil || n <= 0 || n > 7*24*3600 {
+			return nil, nil, fmt.Errorf("%s=%q: want a number of seconds from 1 to 604800 (a week)", EnvSandboxIdle, s)
 		}
 		f.IdleTimeout = time.Duration(n) * time.Second
 	}

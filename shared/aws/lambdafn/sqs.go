@@ -39,25 +39,58 @@ const DeadlineMargin = 2 * time.Second
 // lambdacontext.NewLogHandler logger adds its request id.
 //
 // The returned error is always nil: failures travel as batch item failures.
-func SQSHandler(kind string, handle func(context.Context, contracts.Message) error, log *slog.Logger) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+func SQSHandler(kind string, handle func(context.Context, contracts.Message) error, log *slog.Logger, opts ...Option) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	if kind == "" {
 		panic("lambdafn: SQSHandler needs the message kind of its queue")
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	var cfg handlerConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	vis := cfg.vis
+	if vis != nil {
+		vis.defaults(kind)
+	}
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
+		var k *keeper
+		fail := func(i int, hide func(events.SQSMessage) time.Duration) (events.SQSEventResponse, error) {
+			if vis != nil {
+				k.stop() // no heartbeat may re-hide them after this
+				for _, rec := range ev.Records[i:] {
+					vis.set(ctx, log, []events.SQSMessage{rec}, hide(rec))
+				}
+			}
+			return failFrom(ev.Records, i), nil
+		}
+		now := func(events.SQSMessage) time.Duration { return 0 }
+		backoff := func(rec events.SQSMessage) time.Duration {
+			return vis.backoff(rec.Attributes["ApproximateReceiveCount"])
+		}
+		if vis != nil {
+			vis.set(ctx, log, ev.Records, vis.Hold)
+			k = vis.keep(ctx, log, ev.Records)
+			defer k.stop()
+		}
 		for i, rec := range ev.Records {
+			if k != nil {
+				k.advance(i)
+			}
 			if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < DeadlineMargin {
 				log.WarnContext(ctx, "invocation deadline near; returning the rest of the batch",
 					"message_id", rec.MessageId, "remaining", len(ev.Records)-i)
-				return failFrom(ev.Records, i), nil
+				return fail(i, now)
 			}
 			m, err := decode(rec.Body)
 			if err != nil {
+				// It can never succeed: acknowledged, but logged with its
+				// body so an operator can see what was lost.
 				log.ErrorContext(ctx, "poison message acknowledged without handling",
-					"message_id", rec.MessageId, "event_source_arn", rec.EventSourceARN, "error", err)
+					"message_id", rec.MessageId, "event_source_arn", rec.EventSourceARN, "error", err,
+					"body", capped(rec.Body, MaxLoggedBody), "body_bytes", len(rec.Body))
 				continue
 			}
 			if m.Kind != kind {
@@ -65,18 +98,29 @@ func SQSHandler(kind string, handle func(context.Context, contracts.Message) err
 					"function_kind", kind, "message_kind", m.Kind, "message_id", rec.MessageId,
 					"session_id", m.SessionID, "submission_id", m.SubmissionID, "step", m.Step, "phase", m.Phase,
 					"receive_count", rec.Attributes["ApproximateReceiveCount"], "event_source_arn", rec.EventSourceARN)
-				return failFrom(ev.Records, i), nil
+				return fail(i, backoff)
 			}
 			if err := call(ctx, handle, m); err != nil {
 				log.WarnContext(ctx, "handler failed; message and the rest of the batch will be redelivered",
 					"message_id", rec.MessageId, "session_id", m.SessionID, "submission_id", m.SubmissionID,
 					"step", m.Step, "phase", m.Phase, "receive_count", rec.Attributes["ApproximateReceiveCount"],
 					"error", err)
-				return failFrom(ev.Records, i), nil
+				return fail(i, backoff)
 			}
 		}
 		return resp, nil
 	}
+}
+
+// MaxLoggedBody caps the body of a poison message in its log line.
+const MaxLoggedBody = 4096
+
+// capped returns s cut to at most n bytes, marked when cut.
+func capped(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…[cut]"
 }
 
 // decode parses a record body; a message without its correlation ids is

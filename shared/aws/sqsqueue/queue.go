@@ -26,7 +26,10 @@ type Queue struct {
 	urls   map[string]string
 }
 
-var _ contracts.Queue = (*Queue)(nil)
+var (
+	_ contracts.Queue            = (*Queue)(nil)
+	_ contracts.VisibilitySetter = (*Queue)(nil)
+)
 
 // New returns a Queue over the queues in opts.URLs. Every URL must name a
 // FIFO queue (end in ".fifo").

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/testkit/awstest"
+)
+
+// Recovery time after a real SIGKILL (issue 13): on the AWS shape — `cairn
+// dev --backend aws` on the endpoint, the harness playing Lambda with the
+// deployed timeouts and visibility timeouts (6× the function timeout) —
+// a turn killed mid-model or mid-tool commits within a minute of the kill:
+// the killed invocation's message was kept hidden only briefly, its lease
+// lapses within one TTL, and repair passes every few seconds. Embedded,
+// the restarted process resumes the turn at once (boot recovery). The
+// measured times are logged (docs/RELIABILITY.md records them).
+
+// Targets of issue 13 (p100).
+const (
+	awsRecoveryTarget      = time.Minute     // kill → committed, AWS shape
+	embeddedRecoveryTarget = 2 * time.Second // restart → committed, embedded (plus the work left)
+)
+
+// killAt are the instants a kill lands at.
+// left is the work the turn still has to do, by its own nature, once
+// resumed: killed mid-tool, the read-only `sleep 2` runs again.
+var killAt = []struct {
+	name string
+	at   func(contracts.Event) bool
+	left time.Duration
+}{
+	{"mid-tool", func(e contracts.Event) bool { return e.Type == contracts.EventToolStarted && e.Tool == "bash" }, 2 * time.Second},
+	{"mid-model", func(e contracts.Event) bool { return e.Type == contracts.EventTextDelta && e.Step == 1 }, 0},
+}
+
+// startDevAWS runs `cairn dev --backend aws` on the endpoint with the given
+// resource names and data directory, and waits for its listening line.
+func startDevAWS(t *testing.T, ep, name, data string) *devServer {
+	t.Helper()
+	cmd := exec.Command(cairnBin, "dev", "--backend", "aws", "--endpoint", ep, "--addr", "127.0.0.1:0", "--data", data,
+		"--table", name, "--bucket", name+"-blobs", "--queue-prefix", name, "--token", "kill-test")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logf, err := os.Create(filepath.Join(data, "dev-aws-"+time.Now().Format("150405.000000")+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if addr, ok := strings.CutPrefix(sc.Text(), "cairn dev (aws backend) listening on "); ok {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return &devServer{cmd: cmd, cl: remoteClient(addr, "kill-test")}
+		}
+	}
+	t.Fatalf("cairn dev --backend aws exited before listening (see %s)", logf.Name())
+	return nil
+}
+
+func TestKillRecoversWithinAMinuteOnAWS(t *testing.T) {
+	ep := awstest.Endpoint(t)
+	ctx := context.Background()
+	for _, c := range killAt {
+		t.Run(c.name, func(t *testing.T) {
+			data, name := t.TempDir(), awstest.Name(t, "kill")
+			d := startDevAWS(t, ep, name, data)
+			sid, sub := runTurn(t, ctx, d)
+			waitEvent(t, ctx, d.cl, sid, sub, c.at)
+			d.kill(t)
+			killed := time.Now()
+
+			d2 := startDevAWS(t, ep, name, data)
+			got := waitDone(t, ctx, d2.cl, sid, sub)
+			took := time.Since(killed)
+			t.Logf("%s: killed → %s in %v", c.name, got.Phase, took.Round(100*time.Millisecond))
+			if got.Phase != contracts.PhaseCommitted {
+				t.Fatalf("after restart: %s %s", got.Phase, got.Error)
+			}
+			if took > awsRecoveryTarget {
+				t.Fatalf("the turn committed %v after the kill; the target is %v (lease TTL, message hold, repair passes)", took, awsRecoveryTarget)
+			}
+			out, err := os.ReadFile(filepath.Join(data, "sandboxes", sid, "out.txt"))
+			if err != nil || string(out) != "line\n" {
+				t.Fatalf("out.txt = %q, %v; want the line exactly once", out, err)
+			}
+		})
+	}
+}
+
+func TestKillResumesAtOnceEmbedded(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range killAt {
+		t.Run(c.name, func(t *testing.T) {
+			data := t.TempDir()
+			d := startDev(t, data)
+			sid, sub := runTurn(t, ctx, d)
+			waitEvent(t, ctx, d.cl, sid, sub, c.at)
+			d.kill(t)
+
+			d2 := startDev(t, data)
+			restarted := time.Now()
+			got := waitDone(t, ctx, d2.cl, sid, sub)
+			took := time.Since(restarted)
+			t.Logf("%s: restart → %s in %v (of which the work left: %v)", c.name, got.Phase, took.Round(time.Millisecond), c.left)
+			if got.Phase != contracts.PhaseCommitted {
+				t.Fatalf("after restart: %s %s", got.Phase, got.Error)
+			}
+			if took > embeddedRecoveryTarget+c.left {
+				t.Fatalf("the turn committed %v after the restart; the target is %v plus the %v of work left", took, embeddedRecoveryTarget, c.left)
+			}
+		})
+	}
+}

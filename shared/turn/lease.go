@@ -1,0 +1,118 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/journal"
+)
+
+// A lease is short (DefaultLeaseTTL, tens of seconds) and renewed on a
+// heartbeat while its holder works, so a dead holder's lease lapses within
+// one TTL and repair re-drives the turn, while a live one keeps it for as
+// long as a model stream or a tool call takes.
+
+// heartbeat returns the ticks a lease holder renews on (every TTL/3) and a
+// stop function. Tests replace it through Deps.Heartbeat.
+func (e *Engine) heartbeat() (<-chan time.Time, func()) {
+	if e.Heartbeat != nil {
+		return e.Heartbeat(e.leaseTTL() / 3)
+	}
+	t := time.NewTicker(e.leaseTTL() / 3)
+	return t.C, t.Stop
+}
+
+// holder keeps a handler's lease alive while it does long work. The
+// handler's next write of the submission record must be conditional on the
+// latest version the holder wrote: it gets it from release.
+type holder struct {
+	e      *Engine
+	cancel context.CancelCauseFunc
+	stop   chan struct{}
+	done   chan struct{}
+
+	mu   sync.Mutex
+	sub  contracts.Submission
+	lost error
+}
+
+// errLeaseLost is the cause of a holder's context when a renewal lost.
+var errLeaseLost = errors.New("the lease was lost to another holder")
+
+// hold starts renewing the lease of sub (which this run just took) and
+// returns a context for the work that is cancelled, with the cause
+// errLeaseLost, as soon as a renewal finds that another writer moved the
+// record (a holder that loses its lease stops before its next write).
+func (e *Engine) hold(ctx context.Context, sub contracts.Submission) (context.Context, *holder) {
+	work, cancel := context.WithCancelCause(ctx)
+	h := &holder{e: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}), sub: sub}
+	ticks, stopTicks := e.heartbeat()
+	go func() {
+		defer close(h.done)
+		defer stopTicks()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-work.Done():
+				return
+			case <-ticks:
+				if !h.renew(work) {
+					return
+				}
+			}
+		}
+	}()
+	return work, h
+}
+
+// renew extends the lease by one TTL (a conditional write on the latest
+// version); false when the holder must stop renewing.
+func (h *holder) renew(ctx context.Context) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e := h.e
+	next, err := journal.Renew(ctx, e.Journal, h.sub, h.sub.LeaseOwner, e.now(), e.leaseTTL())
+	switch {
+	case err == nil:
+		h.sub = next
+		return true
+	case errors.Is(err, contracts.ErrConflict):
+		h.lost = err
+		e.log().WarnContext(ctx, "lease lost while working: stopping", "session_id", h.sub.SessionID,
+			"submission_id", h.sub.ID, "step", h.sub.Step, "phase", h.sub.Phase, "error", err)
+		h.cancel(errLeaseLost)
+		return false
+	case ctx.Err() != nil:
+		return false
+	default:
+		// A transient store error: keep the lease as it is and try again
+		// at the next tick (it is still valid for up to two more).
+		e.log().WarnContext(ctx, "renewing lease", "submission_id", h.sub.ID, "error", err)
+		return true
+	}
+}
+
+// release stops the heartbeat and returns the latest record, on whose
+// version the handler's next write is conditional — or an error wrapping
+// contracts.ErrConflict when the lease was lost meanwhile (the caller
+// stops: lost(err) is true).
+func (h *holder) release() (contracts.Submission, error) {
+	select {
+	case <-h.stop:
+	default:
+		close(h.stop)
+	}
+	<-h.done
+	h.cancel(nil)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lost != nil {
+		return h.sub, fmt.Errorf("submission %s: %w", h.sub.ID, h.lost)
+	}
+	return h.sub, nil
+}
