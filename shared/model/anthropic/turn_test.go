@@ -13,7 +13,7 @@ import (
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
-// These tests run the client through the real engine (modeltest) against
+// These tests run the client through the real engine (enginetest.ModelTurn) against
 // the fake server, and assert what a user sees: transcript, usage, journal.
 
 func TestTurnPlainText(t *testing.T) {

@@ -42,7 +42,7 @@ func toolModel(_ int, r request) reply {
 	)
 }
 
-// systemTurn is modeltest.Turn with a system prompt in the session spec.
+// systemTurn is enginetest.ModelTurn with a system prompt in the session spec.
 func systemTurn(t *testing.T, c contracts.ModelClient, system, prompt string) (contracts.Submission, []string, string) {
 	t.Helper()
 	h := enginetest.New(t, func(p *assemble.Ports) { p.Models[enginetest.ModelProvider] = c })

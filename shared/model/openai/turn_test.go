@@ -12,7 +12,7 @@ import (
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
-// These tests run the client through the real engine (modeltest.Turn)
+// These tests run the client through the real engine (enginetest.ModelTurn)
 // against the fake server, and assert what a user sees: the transcript, the
 // usage and the journal.
 

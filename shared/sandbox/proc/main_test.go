@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		sandboxdBin = bin
 		os.Exit(m.Run())
 	}
-	dir, err := os.MkdirTemp("", "sandboxproc-test-")
+	dir, err := os.MkdirTemp("", "proc-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
