@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -194,33 +193,8 @@ func (w *watched) await(t *testing.T, re *regexp.Regexp, exited <-chan struct{})
 // returns it and the address it listens on.
 func startDevOn(t *testing.T, data, addr, token string) (*devServer, string) {
 	t.Helper()
-	cmd := exec.Command(cairnBin, "dev", "--data", data, "--addr", addr, "--token", token)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logf, err := os.Create(filepath.Join(data, fmt.Sprintf("dev-%d.log", time.Now().UnixNano())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() })
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if url, ok := strings.CutPrefix(sc.Text(), "cairn dev listening on "); ok {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return &devServer{cmd: cmd, cl: remoteClient(url, token)}, strings.TrimPrefix(url, "http://")
-		}
-	}
-	t.Fatalf("cairn dev exited before listening (see %s)", logf.Name())
-	return nil, ""
+	d, url := launch(t, data, nil, "cairn dev listening on ", token, "dev", "--data", data, "--addr", addr, "--token", token)
+	return d, strings.TrimPrefix(url, "http://")
 }
 
 // `cairn run` follows a turn across a restart of the server: the server is

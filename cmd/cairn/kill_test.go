@@ -54,13 +54,23 @@ func startDev(t *testing.T, data string, extra ...string) *devServer {
 // startDevEnv is startDev with more environment variables for cairn dev.
 func startDevEnv(t *testing.T, data string, env []string, extra ...string) *devServer {
 	t.Helper()
-	cmd := exec.Command(cairnBin, append([]string{"dev", "--data", data, "--addr", "127.0.0.1:0", "--token", "kill-test"}, extra...)...)
+	d, _ := launch(t, data, env, "cairn dev listening on ", "kill-test",
+		append([]string{"dev", "--data", data, "--addr", "127.0.0.1:0", "--token", "kill-test"}, extra...)...)
+	return d
+}
+
+// launch runs the cairn binary with args (stderr into a log file under
+// data), waits for the stdout line starting with ready (followed by the
+// URL it listens on) and returns a client of it with token and the URL.
+func launch(t *testing.T, data string, env []string, ready, token string, args ...string) (*devServer, string) {
+	t.Helper()
+	cmd := exec.Command(cairnBin, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + data}, env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	logf, err := os.Create(filepath.Join(data, fmt.Sprintf("dev-%d.log", time.Now().UnixNano())))
+	logf, err := os.Create(filepath.Join(data, fmt.Sprintf("%s-%d.log", args[0], time.Now().UnixNano())))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,16 +81,16 @@ func startDevEnv(t *testing.T, data string, env []string, extra ...string) *devS
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() })
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
-		if addr, ok := strings.CutPrefix(sc.Text(), "cairn dev listening on "); ok {
+		if url, ok := strings.CutPrefix(sc.Text(), ready); ok {
 			go func() {
 				for sc.Scan() {
 				}
 			}()
-			return &devServer{cmd: cmd, cl: remoteClient(addr, "kill-test")}
+			return &devServer{cmd: cmd, cl: remoteClient(url, token)}, url
 		}
 	}
-	t.Fatalf("cairn dev exited before listening (see %s)", logf.Name())
-	return nil
+	t.Fatalf("cairn %s exited before %q (see %s)", args[0], ready, logf.Name())
+	return nil, ""
 }
 
 func (d *devServer) kill(t *testing.T) {

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -45,34 +42,10 @@ var killAt = []struct {
 // resource names and data directory, and waits for its listening line.
 func startDevAWS(t *testing.T, ep, name, data string) *devServer {
 	t.Helper()
-	cmd := exec.Command(cairnBin, "dev", "--backend", "aws", "--endpoint", ep, "--addr", "127.0.0.1:0", "--data", data,
+	d, _ := launch(t, data, nil, "cairn dev (aws backend) listening on ", "kill-test",
+		"dev", "--backend", "aws", "--endpoint", ep, "--addr", "127.0.0.1:0", "--data", data,
 		"--table", name, "--bucket", name+"-blobs", "--queue-prefix", name, "--token", "kill-test")
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + data}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logf, err := os.Create(filepath.Join(data, "dev-aws-"+time.Now().Format("150405.000000")+".log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait(); logf.Close() })
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		if addr, ok := strings.CutPrefix(sc.Text(), "cairn dev (aws backend) listening on "); ok {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return &devServer{cmd: cmd, cl: remoteClient(addr, "kill-test")}
-		}
-	}
-	t.Fatalf("cairn dev --backend aws exited before listening (see %s)", logf.Name())
-	return nil
+	return d
 }
 
 func TestKillRecoversWithinAMinuteOnAWS(t *testing.T) {
