@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/smithy-go/auth/bearer"
 
@@ -339,3 +342,36 @@ func sameJSON(got []byte, want string) bool {
 func userText(s string) contracts.Node {
 	return contracts.Node{Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: s}}}
 }
+
+// TestRequestBodyOnlyReads: the HTTP client gets a request body without
+// WriteTo. Through WriteTo, the SDK's body, closed once the response
+// headers are in, answers io.EOF, which net/http — when its last read of
+// the body comes after that close, as on a loaded machine — takes for a
+// write error: it closes the connection and cuts the stream (a healthy one
+// broke with "use of closed network connection"; a broken one broke before
+// its first event and was retried as if nothing had been streamed).
+func TestRequestBodyOnlyReads(t *testing.T) {
+	f := newFake(t, script(stream(textAnswer(3, 1, "ok")...)))
+	var bodies []string
+	hc := doer(func(r *http.Request) (*http.Response, error) {
+		_, writerTo := r.Body.(io.WriterTo)
+		bodies = append(bodies, fmt.Sprintf("%T writerTo=%t", r.Body, writerTo))
+		return f.srv.Client().Do(r)
+	})
+	c, err := bedrock.NewFromConfig(aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(f.srv.URL), HTTPClient: hc,
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")}, bedrock.Config{Retry: retry.Policy{Attempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Stream(context.Background(), contracts.ModelRequest{Model: model, Messages: []contracts.Node{userText("go")}}, func(contracts.ModelEvent) error { return nil })
+	if err != nil || resp.Text != "ok" {
+		t.Fatalf("%+v, %v", resp, err)
+	}
+	if len(bodies) != 1 || strings.HasSuffix(bodies[0], "writerTo=true") {
+		t.Fatalf("request bodies %v, want one without WriteTo", bodies)
+	}
+}
+
+type doer func(*http.Request) (*http.Response, error)
+
+func (d doer) Do(r *http.Request) (*http.Response, error) { return d(r) }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -82,17 +84,38 @@ func NewFromConfig(awsCfg aws.Config, cfg Config) (*Client, error) {
 // of falling back to a Bedrock API key.
 var errNoCredentials = errors.New("no AWS credentials: Bedrock is called with IAM credentials only (a role, a profile, the default chain), never an API key")
 
-// iamOnly turns the SDK's retryer off and signs with SigV4: the SDK would
+// iamOnly turns the SDK's retryer off, sends plain request bodies
+// (plainBodies) and signs with SigV4: the SDK would
 // otherwise prefer a Bedrock API key found in AWS_BEARER_TOKEN_BEDROCK. The
 // bearer scheme stays registered in the SDK, so its token provider is
 // replaced by one that refuses (a nil provider would panic).
 func iamOnly(o *bedrockruntime.Options) {
+	if o.HTTPClient != nil {
+		o.HTTPClient = plainBodies{o.HTTPClient}
+	}
 	o.Retryer = aws.NopRetryer{}
 	o.RetryMaxAttempts = 0
 	o.AuthSchemePreference = []string{"sigv4"}
 	o.BearerAuthTokenProvider = bearer.TokenProviderFunc(func(context.Context) (bearer.Token, error) {
 		return bearer.Token{}, errNoCredentials
 	})
+}
+
+// plainBodies sends each request with a body that only reads (its WriteTo
+// hidden). smithy-go closes a request's body once the response headers are
+// in, and its closed body's WriteTo answers io.EOF; net/http reads the body
+// once more after Content-Length bytes and, if that read comes after the
+// close (its write loop was descheduled, as on a loaded machine), takes the
+// io.EOF for a write error and closes the connection, cutting the event
+// stream just begun ("use of closed network connection"), or before its
+// first event. Read on a closed body is a clean io.EOF.
+type plainBodies struct{ next bedrockruntime.HTTPClient }
+
+func (c plainBodies) Do(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = struct{ io.ReadCloser }{r.Body}
+	}
+	return c.next.Do(r)
 }
 
 // Stream runs one model step: req.Model is the model id or inference

@@ -51,11 +51,18 @@ func testIsolate(mode ...string) []string {
 	return append([]string{filepath.Join(binDir, "testisolate")}, mode...)
 }
 
-// runIsolate evaluates src through a Runner on the real isolate.
+// runIsolate evaluates src through a Runner on the real isolate. A Runner
+// without a Timeout gets hangGuard: the wall clock is then not what ends
+// the evaluation (a CPU, memory, step or output limit is, or the script),
+// so a saturated machine, which stretches every run, cannot change the
+// outcome.
 func runIsolate(t testing.TB, r Runner, src string, maxSteps uint64) contracts.EvalResponse {
 	t.Helper()
 	if r.Command == nil {
 		r.Command = testIsolate()
+	}
+	if r.Timeout == 0 {
+		r.Timeout = hangGuard
 	}
 	resp, err := r.Evaluate(context.Background(), contracts.EvalRequest{
 		Script: src, RunID: "run_isolate", MaxSteps: maxSteps, Now: time.Unix(1e9, 0),

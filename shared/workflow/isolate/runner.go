@@ -44,6 +44,11 @@ type Runner struct {
 	MaxOutput  int64         // bytes of stdout; DefaultMaxOutput when zero
 	MemoryMiB  int           // RLIMIT_DATA of the child; DefaultMemoryMiB when zero
 	CPUSeconds int           // RLIMIT_CPU of the child; DefaultCPUSeconds when zero
+
+	// wallClock, when set, replaces context.WithTimeout as the wall-clock
+	// limit (given Timeout): a test fires it on an event, once the isolate
+	// is known to be running, instead of racing a timer against start-up.
+	wallClock func(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
 }
 
 var _ contracts.Evaluator = (*Runner)(nil)
@@ -69,7 +74,11 @@ func (r *Runner) Evaluate(ctx context.Context, req contracts.EvalRequest) (contr
 	if maxOut <= 0 {
 		maxOut = DefaultMaxOutput
 	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	withTimeout := context.WithTimeout
+	if r.wallClock != nil {
+		withTimeout = r.wallClock
+	}
+	runCtx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
 
 	cmd := exec.CommandContext(runCtx, r.Command[0], r.Command[1:]...)

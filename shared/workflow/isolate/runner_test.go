@@ -8,8 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/workflow/script"
@@ -25,7 +28,7 @@ def main(input):
 // evaluation does, for each step of a run.
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
-	r := &Runner{Command: testIsolate()}
+	r := &Runner{Command: testIsolate(), Timeout: hangGuard}
 	req := contracts.EvalRequest{Script: fanOut, RunID: "run_rt", Input: json.RawMessage(`{"parts": ["a", "b", "c"]}`),
 		Now: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), Results: map[string]contracts.NodeResult{}}
 	for i := 0; ; i++ {
@@ -89,23 +92,102 @@ func TestRunnerFailures(t *testing.T) {
 }
 
 // TestWallClockKill: a hanging isolate is killed at the timeout, with the
-// process it started in its group.
+// process it started in its group. The limit fires on an event, not after
+// a margin: once the isolate has started its child (it writes the child's
+// pid into a FIFO the test reads), so a slow start-up on a loaded machine
+// can neither beat the timer nor be mistaken for a survivor; and the test
+// then waits for the child's exit itself, which on a saturated machine
+// comes some time after the SIGKILL is sent. (The real timer is
+// TestThreats' "infinite loop: wall clock".)
 func TestWallClockKill(t *testing.T) {
 	t.Parallel()
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	start := time.Now()
-	resp := runIsolate(t, Runner{Command: testIsolate("hang", pidFile), Timeout: 2 * time.Second}, "result = 1\n", 0)
+	fifo := filepath.Join(t.TempDir(), "pid")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pids := make(chan string, 1)
+	var limit time.Duration
+	r := Runner{Command: testIsolate("hang", fifo), Timeout: 2 * time.Second,
+		wallClock: func(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+			limit = d
+			ctx, cancel := context.WithTimeout(ctx, hangGuard)
+			go func() {
+				// Blocks until the isolate opens the FIFO to write its child's pid.
+				raw, err := os.ReadFile(fifo)
+				if err != nil {
+					raw = []byte(err.Error())
+				}
+				pids <- string(raw)
+				cancel() // the wall-clock limit: now
+			}()
+			return ctx, cancel
+		}}
+	resp := runIsolate(t, r, "result = 1\n", 0)
+	var raw string
+	select {
+	case raw = <-pids:
+	default:
+		unblockFIFO(fifo)
+		t.Fatalf("the hanging isolate ended (%s: %s) without starting its child", resp.Status, resp.Error)
+	}
 	wantFailed(t, resp, "isolate timed out after 2s (wall clock)")
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %s", d)
+	if limit != 2*time.Second {
+		t.Errorf("wall-clock limit %s, want the Runner's Timeout (2s)", limit)
 	}
-	raw, err := os.ReadFile(pidFile)
+	pid, err := strconv.Atoi(raw)
 	if err != nil {
-		t.Fatalf("the hanging isolate never started its child: %v", err)
+		t.Fatalf("child pid %q: %v", raw, err)
 	}
-	pid, _ := strconv.Atoi(string(raw))
-	if alive(pid) {
+	if !exits(t, pid) {
 		t.Errorf("the isolate's child %d survived the kill", pid)
+	}
+}
+
+// hangGuard bounds what should end much sooner (a killed process's exit, a
+// limit other than the wall clock): far past anything a passing test
+// waits on a saturated machine, it only turns a hang into a failure.
+const hangGuard = 5 * time.Minute
+
+// exits waits for process pid to end (a zombie has ended) and reports
+// whether it did within hangGuard: the event of its exit through a pidfd,
+// which is readable once the process has exited (it need not be our
+// child), or where pidfds are unavailable by polling /proc a bounded
+// number of times.
+func exits(t *testing.T, pid int) bool {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	switch {
+	case errors.Is(err, unix.ESRCH):
+		return true // gone, and reaped
+	case err == nil:
+		defer unix.Close(fd)
+		for {
+			n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(hangGuard/time.Millisecond))
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("polling the pidfd of %d: %v", pid, err)
+			}
+			return n == 1
+		}
+	}
+	t.Logf("no pidfd (%v): polling /proc/%d", err, pid)
+	const step = 10 * time.Millisecond
+	for range int(hangGuard / step) {
+		if !alive(pid) {
+			return true
+		}
+		time.Sleep(step)
+	}
+	return false
+}
+
+// unblockFIFO lets a reader blocked opening fifo go: it opens it for
+// writing without blocking and closes it (the reader reads EOF).
+func unblockFIFO(fifo string) {
+	if fd, err := unix.Open(fifo, unix.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
+		unix.Close(fd)
 	}
 }
 
