@@ -11,6 +11,10 @@ import (
 	"github.com/cairnrun/cairn/shared/worker"
 )
 
+// hangGuard bounds every wait for a goroutine to act: far beyond what it
+// takes on a saturated machine, it only turns a hang into a failure.
+const hangGuard = time.Minute
+
 func closed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
@@ -52,7 +56,7 @@ func TestSignalBroadcast(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangGuard):
 		t.Fatal("not every waiter woke")
 	}
 	if !closed(first) {

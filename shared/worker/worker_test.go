@@ -175,7 +175,7 @@ func TestRun(t *testing.T) {
 			if got != want {
 				t.Fatalf("handled %+v, want %+v", got, want)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(hangGuard):
 			t.Fatalf("message %s not handled", want.SubmissionID)
 		}
 	}
@@ -194,7 +194,7 @@ func TestRun(t *testing.T) {
 	cancel()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangGuard):
 		t.Fatal("Run did not return after its context was cancelled")
 	}
 	// sub_1 was handled by the model queue's only worker before it took

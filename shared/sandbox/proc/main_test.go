@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/embedded/sqlite"
@@ -89,14 +90,21 @@ func newWorld(t *testing.T, sessions ...string) *world {
 	return &world{t: t, store: st, base: filepath.Join(dir, "sandboxes")}
 }
 
+// startGuard is the providers' StartTimeout: how long sandboxd may take to
+// print its listening line. The default (10s) is a margin a saturated
+// machine can reach; this only turns a sandboxd that never starts into a
+// failure.
+const startGuard = 2 * time.Minute
+
 // provider returns a new Provider of the world, closed at cleanup.
 func (w *world) provider(mod ...func(*Config)) *Provider {
 	w.t.Helper()
 	cfg := Config{
 		Binary: sandboxdBin, BaseDir: w.base, Sessions: w.store,
-		Tokens: placement.Tokens{Key: testKey},
-		Env:    []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
-		Log:    slog.New(slog.NewTextHandler(&w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Tokens:       placement.Tokens{Key: testKey},
+		StartTimeout: startGuard,
+		Env:          []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+		Log:          slog.New(slog.NewTextHandler(&w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, m := range mod {
 		m(&cfg)

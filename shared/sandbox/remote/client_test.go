@@ -129,7 +129,10 @@ func TestErrorAnswers(t *testing.T) {
 	}
 }
 
-// A dead endpoint is ErrUnavailable, quickly (retries included).
+// A dead endpoint is ErrUnavailable once the retries are spent (their
+// backoffs sum to well under a second): no call waits for anything else.
+// The guard, which would cancel a call that did (a context error, not
+// ErrUnavailable), is far beyond the backoffs on any machine.
 func TestDeadEndpoint(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -138,18 +141,16 @@ func TestDeadEndpoint(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	ln.Close()
 	c := newClient(t, url, remote.Options{})
-	start := time.Now()
-	_, errRead := c.ReadFile(t.Context(), contracts.ReadFileRequest{Path: "x"})
-	errWrite := c.WriteFile(t.Context(), contracts.WriteFileRequest{Path: "x", Content: "y"})
-	errHealth := c.Health(t.Context())
-	_, errCalls := c.CallOutcome(t.Context(), "call-1")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer time.AfterFunc(time.Minute, cancel).Stop()
+	_, errRead := c.ReadFile(ctx, contracts.ReadFileRequest{Path: "x"})
+	errWrite := c.WriteFile(ctx, contracts.WriteFileRequest{Path: "x", Content: "y"})
+	errHealth := c.Health(ctx)
+	_, errCalls := c.CallOutcome(ctx, "call-1")
 	for name, err := range map[string]error{"read": errRead, "write": errWrite, "health": errHealth, "calls": errCalls} {
 		if !errors.Is(err, contracts.ErrUnavailable) {
 			t.Errorf("%s: %v, want ErrUnavailable", name, err)
 		}
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("took %v", d)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -17,9 +18,10 @@ import (
 	"github.com/cairnrun/cairn/shared/sandbox/server"
 )
 
-// generous bounds every wait on a stop: far above what it takes, so only a
-// hang fails.
-const generous = 20 * time.Second
+// generous bounds every wait in these tests (a stop, a file a command
+// writes, a killed process's exit): far above what it takes even on a
+// saturated machine, so only a hang fails.
+const generous = time.Minute
 
 // serving runs Serve on a loopback listener and returns its URL, the ctx
 // cancel that stops it and the channel Serve's result arrives on.
@@ -70,31 +72,85 @@ func waitFile(t *testing.T, name string) string {
 	}
 }
 
-// Serve returns by itself once idle, but not while a request runs.
+// Serve returns by itself once idle, but not while a request runs. The
+// request runs until the test lets it end (it waits for a file), well past
+// the idle timeout (the test sleeps at least twice that: a slow machine
+// only makes it longer), and a second request made meanwhile finds the
+// server up. The idle timer is real, so a machine too slow to begin the
+// first request within the timeout finds the server stopping already: then
+// the run is repeated with twice the timeout. A server that stops while a
+// request runs fails at every timeout.
 func TestServeIdleTimeout(t *testing.T) {
-	url, _, done := serving(t, server.Config{Workspace: t.TempDir(), IdleTimeout: 300 * time.Millisecond})
-	c := client(t, url)
-	res, err := c.Exec(t.Context(), contracts.ExecRequest{Command: "sleep 1; echo slept"})
-	if err != nil || res.Stdout != "slept\n" {
-		t.Fatalf("a call longer than the idle timeout: %+v, %v", res, err)
+	for idle := 300 * time.Millisecond; idle <= 20*time.Second; idle *= 2 {
+		if serveIdle(t, idle) {
+			return
+		}
 	}
-	if _, err := c.Stat(t.Context(), "."); err != nil {
-		t.Fatalf("server stopped during the call: %v", err)
+	t.Fatal("at every idle timeout up to 20s, the server stopped while a call ran")
+}
+
+// serveIdle is one run of TestServeIdleTimeout; false when the server was
+// not up throughout the call.
+func serveIdle(t *testing.T, idle time.Duration) bool {
+	dir := t.TempDir()
+	url, _, done := serving(t, server.Config{Workspace: dir, IdleTimeout: idle})
+	c := client(t, url)
+	got := make(chan error, 1)
+	go func() {
+		res, err := c.Exec(context.Background(), contracts.ExecRequest{
+			Command: "echo started > started; while [ ! -f go ]; do sleep 0.01; done; echo ran", Timeout: generous})
+		if err == nil && res.Stdout != "ran\n" {
+			err = fmt.Errorf("result %+v", res)
+		}
+		got <- err
+	}()
+	started := filepath.Join(dir, "started")
+	for range int(generous / (5 * time.Millisecond)) {
+		if b, err := os.ReadFile(started); err == nil && strings.HasSuffix(string(b), "\n") {
+			break
+		}
+		select {
+		case err := <-got:
+			if !errors.Is(err, contracts.ErrUnavailable) {
+				t.Fatalf("the call ended before it started: %v", err)
+			}
+			t.Logf("idle timeout %s: the server stopped before the call began (%v)", idle, err)
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	time.Sleep(2 * idle) // at least: the idle timeout passes while the call runs
+	_, statErr := c.Stat(t.Context(), ".")
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	callErr := <-got
+	if statErr != nil || callErr != nil {
+		// Either the server stopped while the call ran, or it had decided
+		// to stop before the call began; only the second goes away with a
+		// longer timeout.
+		t.Logf("idle timeout %s: during the call: %v; the call: %v", idle, statErr, callErr)
+		return false
 	}
 	waitDone(t, done)
 	if _, err := c.Stat(t.Context(), "."); !errors.Is(err, contracts.ErrUnavailable) {
 		t.Errorf("after the idle stop: %v, want ErrUnavailable", err)
 	}
+	return true
 }
 
-// On ctx end, in-flight requests finish within the grace period.
+// On ctx end, in-flight requests finish within the grace period. The
+// request waits for a file the test writes only once the server has
+// stopped accepting connections, so it is in flight during the shutdown
+// however fast or slow the machine.
 func TestServeGracefulShutdown(t *testing.T) {
 	dir := t.TempDir()
 	url, stop, done := serving(t, server.Config{Workspace: dir, ShutdownGrace: generous})
 	c := client(t, url)
 	got := make(chan contracts.ExecResult, 1)
 	go func() {
-		res, err := c.Exec(context.Background(), contracts.ExecRequest{Command: "echo started > started; sleep 0.3; echo finished"})
+		res, err := c.Exec(context.Background(), contracts.ExecRequest{
+			Command: "echo started > started; while [ ! -f go ]; do sleep 0.01; done; echo finished", Timeout: generous})
 		if err != nil {
 			t.Errorf("in-flight exec: %v", err)
 		}
@@ -102,6 +158,23 @@ func TestServeGracefulShutdown(t *testing.T) {
 	}()
 	waitFile(t, filepath.Join(dir, "started"))
 	stop()
+	addr := strings.TrimPrefix(url, "http://")
+	refused := false
+	for range int(generous / (5 * time.Millisecond)) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			refused = true
+			break
+		}
+		conn.Close()
+		time.Sleep(5 * time.Millisecond)
+	}
+	if !refused {
+		t.Fatal("the server still accepts connections after its context ended")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	waitDone(t, done)
 	if res := <-got; res.Stdout != "finished\n" {
 		t.Errorf("in-flight exec = %+v", res)
@@ -127,7 +200,7 @@ func TestServeGraceExpires(t *testing.T) {
 	if err := <-failed; err == nil {
 		t.Error("the cut-off exec reported success")
 	}
-	if !gone(pid) {
+	if !gone(t, pid) {
 		t.Errorf("command %d outlived the server", pid)
 	}
 }
