@@ -260,17 +260,23 @@ func (g *ledger) evict() {
 	}
 }
 
-// once runs a mutating call at most once per callID. Without a ledger or a
-// call id it just runs. A repeat (even concurrent, even from another
-// process on the same state directory) with the same id and request
-// returns the recorded outcome; with a different request it is
-// ErrConflict. Only finished outcomes are recorded: a call stopped by its
-// context, or failing for a reason of the host's own (no sentinel), stays
-// unknown, so a retry may run it.
+// once runs a mutating call at most once per callID. Without a call id it
+// just runs; without a ledger it runs where CancelCall can stop it. A
+// repeat (even concurrent, even from another process on the same state
+// directory) with the same id and request returns the recorded outcome;
+// with a different request it is ErrConflict. Only finished outcomes are
+// recorded, and a call CancelCall stopped counts as finished (cancelled): a
+// call stopped by its context, or failing for a reason of the host's own
+// (no sentinel), stays unknown, so a retry may run it.
 func once[T any](ctx context.Context, l *Sandbox, method, callID string, req any, run func(context.Context) (T, error)) (T, error) {
 	var zero T
 	g := l.calls
-	if g == nil || callID == "" {
+	if callID == "" {
+		return run(ctx)
+	}
+	if g == nil {
+		ctx, end := l.track(ctx, callID)
+		defer end()
 		return run(ctx)
 	}
 	if err := checkCallID(callID); err != nil {
@@ -286,16 +292,23 @@ func once[T any](ctx context.Context, l *Sandbox, method, callID string, req any
 	if err != nil {
 		return zero, err
 	}
-	defer lock.Close()
+	var end func() // after the lock is released: CancelCall returns when CallOutcome says done
+	defer func() {
+		lock.Close()
+		if end != nil {
+			end()
+		}
+	}()
 	if rec, ok, err := g.read(callID); err != nil || ok {
 		if err != nil {
 			return zero, err
 		}
 		return replay[T](rec, method, hash)
 	}
+	ctx, end = l.track(ctx, callID)
 	res, runErr := run(ctx)
-	if runErr != nil && ctx.Err() != nil {
-		return res, runErr
+	if runErr != nil && ctx.Err() != nil && !cancelRequested(ctx) {
+		return res, runErr // stopped by its caller: the outcome stays unknown
 	}
 	rec := callRecord{CallID: callID, Method: method, Request: hash}
 	if runErr != nil {

@@ -5,8 +5,10 @@
 // absolute paths and symlinks resolving outside the root are refused with
 // contracts.ErrPermission), command execution (`bash -c` in a process group
 // of its own, killed as a whole at the timeout, with output capped per
-// stream and a scrubbed environment whose HOME is the workspace), and the
-// Provider that gives each session a directory under a base directory.
+// stream and a scrubbed environment whose HOME is the workspace), the call
+// ledger that makes mutating calls with a CallID effect-once (CallOutcome;
+// CancelCall stops a running call by its id and records it cancelled), and
+// the Provider that gives each session a directory under a base directory.
 // sandboxd (shared/sandbox/server) wraps a Sandbox to serve the same API
 // over HTTP.
 //

@@ -23,7 +23,9 @@ const pipeGrace = time.Second
 // exec runs `Shell -c Command` in the workspace (or Dir, confined) in its own
 // process group. At the timeout (Timeout, else DefaultTimeout, clamped to
 // MaxTimeout, and the ctx deadline) the whole group is killed: TimedOut,
-// ExitCode -1. Processes the command leaves behind in its group are killed
+// ExitCode -1. When ctx is cancelled the group is killed too: an error, or,
+// when CancelCall cancelled it, a result (ExitCode -1, CancelMarker ending
+// stderr). Processes the command leaves behind in its group are killed
 // when it exits. A non-zero exit is a result, not an error.
 func (l *Sandbox) exec(ctx context.Context, r contracts.ExecRequest) (contracts.ExecResult, error) {
 	if r.Command == "" {
@@ -66,6 +68,12 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 	timeout = min(timeout, l.opts.MaxTimeout)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if err := ctx.Err(); errors.Is(err, context.Canceled) { // stopped before it started: it does not start
+		if cancelRequested(ctx) {
+			return cancelledResult(contracts.ExecResult{}), nil
+		}
+		return contracts.ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
 
 	in, err := stdinFile(stdin)
 	if err != nil {
@@ -132,7 +140,8 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 	o, e := <-stdout, <-stderr
 	duration := time.Since(start)
 
-	if stopped != nil && !timedOut {
+	cancelled := stopped != nil && !timedOut && cancelRequested(ctx)
+	if stopped != nil && !timedOut && !cancelled {
 		return contracts.ExecResult{}, fmt.Errorf("exec: %w", stopped)
 	}
 	res := contracts.ExecResult{
@@ -145,6 +154,8 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 	switch {
 	case timedOut:
 		res.ExitCode = -1
+	case cancelled:
+		res = cancelledResult(res)
 	case waitErr == nil:
 		res.ExitCode = 0
 	default:

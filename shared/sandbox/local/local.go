@@ -84,6 +84,8 @@ type Sandbox struct {
 	opts  Options
 	env   []string
 	calls *ledger // nil without Options.StateDir
+
+	running *inflights // calls CancelCall can stop
 }
 
 var (
@@ -110,7 +112,7 @@ func New(root string, opts Options) (*Sandbox, error) {
 		return nil, fmt.Errorf("resolving local sandbox root %s: %w", root, err)
 	}
 	opts = opts.withDefaults()
-	l := &Sandbox{root: real, opts: opts, env: commandEnv(opts.Env, real)}
+	l := &Sandbox{root: real, opts: opts, env: commandEnv(opts.Env, real), running: newInflights()}
 	if opts.StateDir != "" {
 		if l.calls, err = newLedger(filepath.Join(opts.StateDir, "calls"), opts.MaxCalls); err != nil {
 			return nil, err

@@ -12,12 +12,24 @@
 //	GET  /v1/health           no auth; {"ok":true,"protocol":1}
 //	POST /v1/<method>         body: the request, 200: the result JSON
 //	GET  /v1/calls/{call_id}  a contracts.CallOutcome (the effect-once query)
+//	POST /v1/cancel           body: {"id":"<call id>"}, 200: {"stopped":bool}
+//
+// A mutating call runs to its end even when its client goes away (so that
+// its outcome is recorded); POST /v1/cancel is how a client stops one, by
+// the CallID it carries. It answers once the call has ended: a command's
+// process group is killed and the call's recorded outcome says it was
+// cancelled — a command's result has exit code -1 and, as the last line of
+// its stderr, shared/sandbox/local's CancelMarker; another method fails
+// with "cancelled" — so a repeat of that id returns that outcome and never
+// runs it. It is idempotent: an unknown or finished id is nothing to stop
+// ({"stopped":false}), though a call of that id arriving afterwards (the
+// cancel overtook it) ends cancelled without running.
 //
 // <method> is one of read_file, write_file, edit_file, list_dir, stat,
 // remove, make_dir, glob, grep, exec, run_script. Bodies are the contracts
 // request structs, or PathRequest (list_dir, stat, make_dir),
 // RemoveRequest and GlobRequest; write_file, remove and make_dir answer
-// {}. Every request carries HeaderProtocol ("1"; a server answers 400
+// {}; cancel's are CancelRequest and CancelResult. Every request carries HeaderProtocol ("1"; a server answers 400
 // "invalid" to another version and treats a missing header as 1) and,
 // except health, "Authorization: Bearer <token>".
 //
@@ -33,6 +45,7 @@
 //	conflict     409  contracts.ErrConflict
 //	exists       409  contracts.ErrExists
 //	unavailable  503  contracts.ErrUnavailable
+//	cancelled    409  context.Canceled (a call stopped by POST /v1/cancel)
 //	internal     500  (no sentinel)
 //
 // # Usage

@@ -9,7 +9,8 @@ import (
 )
 
 // Wire error codes. Each maps to one HTTP status and, except internal, one
-// contracts sentinel (see the package documentation).
+// sentinel: a contracts one, or context.Canceled for cancelled (see the
+// package documentation).
 const (
 	CodeNotFound     = "not_found"
 	CodeInvalid      = "invalid"
@@ -20,6 +21,7 @@ const (
 	CodeConflict     = "conflict"
 	CodeExists       = "exists"
 	CodeUnavailable  = "unavailable"
+	CodeCancelled    = "cancelled"
 	CodeInternal     = "internal"
 )
 
@@ -38,6 +40,7 @@ var codes = []struct {
 	{CodeConflict, http.StatusConflict, contracts.ErrConflict},
 	{CodeExists, http.StatusConflict, contracts.ErrExists},
 	{CodeUnavailable, http.StatusServiceUnavailable, contracts.ErrUnavailable},
+	{CodeCancelled, http.StatusConflict, context.Canceled},
 	// Decode-only: no error is given this code by sentinel.
 	{CodeUnauthorized, http.StatusUnauthorized, contracts.ErrPermission},
 	{CodeInternal, http.StatusInternalServerError, nil},
@@ -45,8 +48,8 @@ var codes = []struct {
 
 // Code returns the wire code and HTTP status for err: an *Error keeps its
 // own code; otherwise the first contracts sentinel err matches (errors.Is)
-// decides, context.DeadlineExceeded is "timeout", and anything else is
-// "internal" (500). Code(nil) is ("", 200).
+// decides, context.Canceled is "cancelled", context.DeadlineExceeded is
+// "timeout", and anything else is "internal" (500). Code(nil) is ("", 200).
 //
 // The call ledger records contracts.CallError.Code with Code, so a recorded
 // failure decodes with Err to the same sentinel.
@@ -79,8 +82,9 @@ func Status(code string) int {
 	return http.StatusInternalServerError
 }
 
-// Sentinel is the contracts sentinel of a wire code: nil for "internal"
-// and for unknown codes.
+// Sentinel is the sentinel of a wire code (a contracts one, or
+// context.Canceled for "cancelled"): nil for "internal" and for unknown
+// codes.
 func Sentinel(code string) error {
 	for _, c := range codes {
 		if c.code == code {
@@ -113,5 +117,5 @@ func (e *Error) Error() string {
 	return e.Message
 }
 
-// Unwrap returns the contracts sentinel of the code, or nil.
+// Unwrap returns the sentinel of the code, or nil.
 func (e *Error) Unwrap() error { return Sentinel(e.Code) }

@@ -27,6 +27,7 @@ func TestCodeAndErr(t *testing.T) {
 		{fmt.Errorf("other request: %w", contracts.ErrConflict), "conflict", 409, contracts.ErrConflict},
 		{fmt.Errorf("there: %w", contracts.ErrExists), "exists", 409, contracts.ErrExists},
 		{fmt.Errorf("gone: %w", contracts.ErrUnavailable), "unavailable", 503, contracts.ErrUnavailable},
+		{fmt.Errorf("exec: %w", context.Canceled), "cancelled", 409, context.Canceled},
 		{errors.New("disk on fire"), "internal", 500, nil},
 		{proto.Err("unauthorized", "wrong token"), "unauthorized", 401, contracts.ErrPermission},
 		{proto.Err("internal", "boom"), "internal", 500, nil},
@@ -81,7 +82,7 @@ func TestRoutes(t *testing.T) {
 			t.Errorf("%s is both mutating and idempotent", m)
 		}
 	}
-	for _, p := range []string{"/v1/", "/v1/nope", "/v2/read_file", "/read_file", "/v1/read_file/x", "/v1/calls"} {
+	for _, p := range []string{"/v1/", "/v1/nope", "/v2/read_file", "/read_file", "/v1/read_file/x", "/v1/calls", proto.PathCancel} {
 		if _, ok := proto.MethodOf(p); ok {
 			t.Errorf("MethodOf(%q) accepted", p)
 		}

@@ -28,6 +28,9 @@ const (
 	// PathCallsPrefix + url.PathEscape(call id) answers GET with a
 	// contracts.CallOutcome.
 	PathCallsPrefix = "/v1/calls/"
+	// PathCancel answers POST CancelRequest with CancelResult: it stops
+	// the mutating call of that id if it is running.
+	PathCancel = "/v1/cancel"
 	// pathPrefix + method is the POST route of a SandboxAPI method.
 	pathPrefix = "/v1/"
 )
@@ -113,6 +116,21 @@ type RemoveRequest struct {
 // GlobRequest is the body of glob.
 type GlobRequest struct {
 	Pattern string `json:"pattern"`
+}
+
+// CancelRequest is the body of POST /v1/cancel: the CallID of the
+// mutating request to stop.
+type CancelRequest struct {
+	ID string `json:"id"`
+}
+
+// CancelResult answers POST /v1/cancel, once the call has ended. Stopped
+// is true when the call was running and was stopped (a command's process
+// group killed, the outcome recorded as cancelled); false when there was
+// nothing to stop: an unknown id, a finished call, one running in another
+// process. Either way a repeat of the request is harmless.
+type CancelResult struct {
+	Stopped bool `json:"stopped"`
 }
 
 // Empty is the result of write_file, remove and make_dir: {}.

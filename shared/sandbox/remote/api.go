@@ -16,7 +16,9 @@ import (
 // Exec and RunScript are retried so only when their request carries a
 // CallID — sandboxd then runs it at most once and answers a repeat with the
 // recorded outcome — and otherwise only when no connection could be made
-// (the request never left). Remove is never repeated once sent.
+// (the request never left). Remove is never repeated once sent. A mutating
+// call with a CallID whose ctx is cancelled is stopped in sandboxd too (see
+// CancelCall).
 
 // ReadFile reads a workspace file.
 func (c *Client) ReadFile(ctx context.Context, r contracts.ReadFileRequest) (contracts.ReadFileResult, error) {
@@ -89,9 +91,10 @@ func (c *Client) Grep(ctx context.Context, r contracts.GrepRequest) (contracts.G
 
 // Exec runs a command in the sandbox. The call may take the command's
 // timeout (ExecDefaultTimeout when unset) plus ExecMargin, or Timeout if
-// longer. If ctx ends first the call returns ErrTimeout (or
-// context.Canceled) while the command runs on in sandboxd to its own
-// timeout, and its outcome is recorded under the CallID.
+// longer. If ctx's deadline comes first the call returns ErrTimeout while
+// the command runs on in sandboxd to its own timeout, and its outcome is
+// recorded under the CallID. If ctx is cancelled first, the command is
+// killed in sandboxd (CancelCall) and the call returns context.Canceled.
 func (c *Client) Exec(ctx context.Context, r contracts.ExecRequest) (contracts.ExecResult, error) {
 	var out contracts.ExecResult
 	if err := c.post(ctx, proto.MethodExec, r, r.CallID, c.execTimeout(r.Timeout), &out); err != nil {
@@ -131,5 +134,9 @@ func (c *Client) post(ctx context.Context, method string, req any, callID string
 	if timeout <= 0 {
 		timeout = c.timeout
 	}
-	return c.do(ctx, request{name: method, method: http.MethodPost, path: proto.Path(method), body: body, retry: retry, timeout: timeout}, out)
+	err = c.do(ctx, request{name: method, method: http.MethodPost, path: proto.Path(method), body: body, retry: retry, timeout: timeout}, out)
+	if proto.Mutating(method) {
+		err = c.stopped(ctx, callID, err)
+	}
+	return err
 }

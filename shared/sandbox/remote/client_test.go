@@ -298,8 +298,10 @@ func TestEffectOnce(t *testing.T) {
 	}
 }
 
-// A mutating call keeps running after its client gave up, and a repeat with
-// the same call id returns its recorded outcome instead of running twice.
+// A mutating call keeps running after its client gave up at a deadline (a
+// deadline sends no cancel, unlike a cancellation: cancel_test.go), and a
+// repeat with the same call id returns its recorded outcome instead of
+// running twice.
 func TestMutatingOutlivesClient(t *testing.T) {
 	dir := t.TempDir()
 	url := serve(t, server.Config{Workspace: dir, StateDir: t.TempDir()})

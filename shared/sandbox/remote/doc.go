@@ -22,6 +22,15 @@
 // Without a CallID — and for Remove — a request is sent again only when no
 // connection could be made at all.
 //
+// Stopping: when the caller's context of a mutating call with a CallID is
+// cancelled (context.Canceled: the turn was cancelled, its lease lost, the
+// process stopping) while the call is in flight, the client sends POST
+// /v1/cancel for that id — best effort, on a fresh context of
+// CancelTimeout — so sandboxd kills it, then returns the context's error.
+// A deadline (context.DeadlineExceeded: a Lambda's own deadline, the call's
+// Timeout) sends no cancel: the call runs on and its recorded outcome
+// awaits a repeat of the id (the reasons: cancel.go).
+//
 // It may import shared/contracts, shared/sandbox/proto and the standard
 // library.
 //

@@ -61,6 +61,7 @@ type Config struct {
 type Server struct {
 	cfg    Config
 	api    contracts.SandboxAPI
+	sb     *local.Sandbox       // the same sandbox: CancelCall
 	ledger contracts.CallLedger // nil when the sandbox keeps no ledger
 	token  [sha256.Size]byte    // sha256 of the bearer token
 	log    *slog.Logger
@@ -110,7 +111,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("configuring sandboxd: %w", err)
 	}
-	s := &Server{cfg: cfg, api: local, log: cfg.Log}
+	s := &Server{cfg: cfg, api: local, sb: local, log: cfg.Log}
 	copy(s.token[:], sum)
 	if l, ok := contracts.SandboxAPI(local).(contracts.CallLedger); ok {
 		s.ledger = l

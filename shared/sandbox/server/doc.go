@@ -10,7 +10,8 @@
 // time; a request without the right token is refused with 401 before
 // anything is read or done), the request body limit (413), the protocol
 // version check, running mutating calls to completion even when the client
-// goes away (so the call ledger records their outcome), graceful shutdown
+// goes away (so the call ledger records their outcome) unless a cancel
+// names them (POST /v1/cancel: local.Sandbox.CancelCall), graceful shutdown
 // and idle shutdown (a task nobody uses stops by itself), and Main, the
 // whole of the sandboxd command. Path confinement, timeouts, output caps,
 // environment scrubbing and the call ledger belong to shared/sandbox/local.

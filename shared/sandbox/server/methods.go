@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -71,8 +72,9 @@ func op[Req any](fn func(context.Context, contracts.SandboxAPI, Req) (any, error
 // call serves POST /v1/<method>. A mutating method runs under a context
 // that ignores the client going away — it runs to completion (the command
 // has its own timeout) so that its outcome is recorded — and is cancelled
-// only when Serve gives up on in-flight calls at shutdown. Read-only
-// methods stop with the request.
+// only by POST /v1/cancel naming its CallID (see cancel) or when Serve
+// gives up on in-flight calls at shutdown. Read-only methods stop with the
+// request.
 func (s *Server) call(w http.ResponseWriter, r *http.Request, method string) {
 	ctx := r.Context()
 	if proto.Mutating(method) {
@@ -87,4 +89,30 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request, method string) {
 		return
 	}
 	writeJSON(w, res)
+}
+
+// cancel serves POST /v1/cancel: the mutating call of that id, if it runs
+// here, is stopped (a command's process group killed) and its outcome
+// recorded as cancelled (local.Sandbox.CancelCall); the answer comes once
+// it has ended. An unknown or finished id is nothing to do, so a repeat is
+// harmless.
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	var req proto.CancelRequest
+	if err := s.decode(w, r, &req); err != nil {
+		s.fail(w, r, "cancel", err)
+		return
+	}
+	if req.ID == "" {
+		s.fail(w, r, "cancel", fmt.Errorf("cancel: empty call id: %w", contracts.ErrInvalid))
+		return
+	}
+	stopped, err := s.sb.CancelCall(r.Context(), req.ID)
+	if err != nil {
+		s.fail(w, r, "cancel", err)
+		return
+	}
+	if stopped {
+		s.log.InfoContext(r.Context(), "sandboxd: call cancelled", "call_id", req.ID)
+	}
+	writeJSON(w, proto.CancelResult{Stopped: stopped})
 }

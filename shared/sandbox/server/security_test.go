@@ -58,6 +58,7 @@ func TestUnauthorized(t *testing.T) {
 			{http.MethodPost, proto.Path(proto.MethodExec), exec},
 			{http.MethodPost, proto.Path(proto.MethodListDir), []byte(`{"path":"."}`)},
 			{http.MethodGet, proto.CallPath("call-1"), nil},
+			{http.MethodPost, proto.PathCancel, []byte(`{"id":"call-1"}`)},
 			{http.MethodGet, "/v1/nope", nil},
 		} {
 			a := send(t, rq.method, url+rq.path, rq.body, h...)
@@ -125,6 +126,11 @@ func TestRoutesAndBodies(t *testing.T) {
 		{"remove", "POST", "/v1/remove", `{"path":"nope","recursive":true}`, 404, proto.CodeNotFound},
 		{"make_dir", "POST", "/v1/make_dir", `{"path":"d/e"}`, 200, ""},
 		{"glob", "POST", "/v1/glob", `{"pattern":"nothing*"}`, 200, ""},
+		{"cancel unknown", "POST", "/v1/cancel", `{"id":"call-none"}`, 200, ""},
+		{"cancel empty id", "POST", "/v1/cancel", `{"id":""}`, 400, proto.CodeInvalid},
+		{"cancel long id", "POST", "/v1/cancel", `{"id":"` + strings.Repeat("x", local.MaxCallID+1) + `"}`, 400, proto.CodeInvalid},
+		{"cancel bad body", "POST", "/v1/cancel", `{"call":"x"}`, 400, proto.CodeInvalid},
+		{"GET on cancel", "GET", "/v1/cancel", ``, 405, proto.CodeInvalid},
 	} {
 		a := send(t, tc.method, url+tc.path, []byte(tc.body), h...)
 		if a.status != tc.status || a.err.Code != tc.code {
@@ -141,6 +147,10 @@ func TestRoutesAndBodies(t *testing.T) {
 			}
 		case "glob":
 			if a.body != "[]" {
+				t.Errorf("%s: %s", tc.name, a.body)
+			}
+		case "cancel unknown":
+			if a.body != `{"stopped":false}` {
 				t.Errorf("%s: %s", tc.name, a.body)
 			}
 		}

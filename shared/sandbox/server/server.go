@@ -59,6 +59,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	if r.URL.Path == proto.PathCancel {
+		if allow(w, r, http.MethodPost) {
+			s.cancel(w, r)
+		}
+		return
+	}
 	method, ok := proto.MethodOf(r.URL.Path)
 	if !ok {
 		writeError(w, http.StatusNotFound, proto.CodeNotFound, "no such route: "+r.URL.Path)
