@@ -19,13 +19,14 @@ func cmdApprove(ctx context.Context, env envDefaults, args []string) error {
 	t.flags(fs, env)
 	reason := fs.String("reason", "", "reason recorded with the decision")
 	wait := fs.Bool("wait", true, "follow the turn after deciding")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 3 {
+	if len(pos) != 3 {
 		return errors.New("approve: want SESSION APPROVAL allow|deny")
 	}
-	sid, aid, d := fs.Arg(0), fs.Arg(1), contracts.Decision(fs.Arg(2))
+	sid, aid, d := pos[0], pos[1], contracts.Decision(pos[2])
 	cl, closeFn, err := t.open(ctx, env)
 	if err != nil {
 		return err
@@ -88,10 +89,12 @@ func cmdShow(ctx context.Context, env envDefaults, args []string) error {
 	fs := flag.NewFlagSet("show", flag.ContinueOnError)
 	var t target
 	t.flags(fs, env)
-	if err := fs.Parse(args); err != nil {
+	tree := fs.Bool("tree", false, "print the session's transcript tree (every branch, with node ids to fork from)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() < 1 || fs.NArg() > 2 {
+	if len(pos) < 1 || len(pos) > 2 {
 		return errors.New("show: want SESSION [SUBMISSION]")
 	}
 	cl, closeFn, err := t.open(ctx, env)
@@ -99,11 +102,14 @@ func cmdShow(ctx context.Context, env envDefaults, args []string) error {
 		return err
 	}
 	defer closeFn()
+	if *tree {
+		return printTree(ctx, cl, os.Stdout, pos[0])
+	}
 	var v any
-	if fs.NArg() == 2 {
-		v, err = cl.submission(ctx, fs.Arg(0), fs.Arg(1))
+	if len(pos) == 2 {
+		v, err = cl.submission(ctx, pos[0], pos[1])
 	} else {
-		v, err = cl.session(ctx, fs.Arg(0))
+		v, err = cl.session(ctx, pos[0])
 	}
 	if err != nil {
 		return err

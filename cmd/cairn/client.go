@@ -100,8 +100,17 @@ func (c *client) session(ctx context.Context, id string) (sessionView, error) {
 }
 
 func (c *client) submit(ctx context.Context, sessionID, prompt, key string) (contracts.Submission, error) {
+	return c.submitFrom(ctx, sessionID, prompt, key, "")
+}
+
+// submitFrom submits a turn that starts from node parent ("" = the head).
+func (c *client) submitFrom(ctx context.Context, sessionID, prompt, key, parent string) (contracts.Submission, error) {
 	var s contracts.Submission
-	return s, c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(sessionID)+"/submissions", map[string]string{"prompt": prompt},
+	body := map[string]string{"prompt": prompt}
+	if parent != "" {
+		body["parent"] = parent
+	}
+	return s, c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(sessionID)+"/submissions", body,
 		map[string]string{"Idempotency-Key": key}, &s)
 }
 
@@ -151,6 +160,9 @@ func exitCode(err error) int {
 	var pe *parkedError
 	if errors.As(err, &pe) {
 		return 3
+	}
+	if errors.Is(err, errDetached) {
+		return 130
 	}
 	return 1
 }

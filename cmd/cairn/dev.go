@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/auth"
 	embedded "github.com/cairnrun/cairn/shared/embedded/backend"
 	"github.com/cairnrun/cairn/shared/ids"
 )
@@ -31,7 +32,7 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	data := fs.String("data", env.Data, "data directory (created if missing)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (port 0 picks a free one)")
-	token := fs.String("token", env.Token, "API bearer token (default: random, written to DATA/token)")
+	token := fs.String("token", env.Token, "the owner's API bearer token (default: DATA/token's, else random; written to DATA/token)")
 	stuck := fs.Duration("stuck-after", time.Minute, "repair re-drives a submission, and wakes a workflow run, idle this long")
 	repairEvery := fs.Duration("repair-every", 5*time.Second, "repair ticker period")
 	kind := fs.String("sandbox", "local", "default sandbox of a session: local (a directory) or process (sandboxd on loopback, as on Fargate)")
@@ -52,14 +53,15 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	tokens := auth.Open(*data) // every request's principal: its bearer token's (DATA/tokens.json, re-read on change)
 	rt, err := embedded.New(ctx, embedded.Config{DataDir: *data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, SandboxKind: *kind, Sandboxd: []string{self, "sandboxd"}, Isolate: []string{self, "isolate"}, Runtime: assemble.Config{
-		Token: *token, Log: log, StuckAfter: *stuck, RepairEvery: *repairEvery,
+		Authenticate: tokens.Request, Log: log, StuckAfter: *stuck, RepairEvery: *repairEvery,
 	}})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	if err := writeTokenFile(*data, *token); err != nil { // under the data dir's lock
+	if err := keepOwnerToken(*data, *token); err != nil { // under the data dir's lock
 		return err
 	}
 	return serve(ctx, *addr, rt.API, "cairn dev", rt.Serve, *token, *data)

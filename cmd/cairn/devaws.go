@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/cairnrun/cairn/shared/auth"
 	awsbackend "github.com/cairnrun/cairn/shared/aws/backend"
 	"github.com/cairnrun/cairn/shared/aws/harness"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
@@ -36,7 +38,7 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 	fs.StringVar(&n.QueuePrefix, "queue-prefix", "cairn", "queue name prefix")
 	sandboxes := fs.String("sandboxes", "", "directory for local sandboxes (default DATA/sandboxes)")
 	data := fs.String("data", env.Data, "data directory (token file, sandboxes)")
-	token := fs.String("token", env.Token, "API bearer token (default: random)")
+	token := fs.String("token", env.Token, "the owner's API bearer token (default: DATA/token's, else random)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,7 +63,14 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w (is LocalStack or moto running? scripts/moto.sh start)", err)
 	}
-	cfg.SandboxDir, cfg.Token, cfg.Log = *sandboxes, *token, log
+	cfg.SandboxDir, cfg.Log = *sandboxes, log
+	if err := keepOwnerToken(*data, *token); err != nil {
+		return err
+	}
+	tokens := auth.Open(*data)
+	if cfg.Operators, err = devOperators(tokens, env.getenv(awsbackend.EnvOperators)); err != nil {
+		return err
+	}
 	cfg.Env = []string{"PATH=" + lookup(env.Environ, "PATH")}
 	cfg.Getenv = env.getenv
 	self, err := os.Executable()
@@ -71,9 +80,6 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 	cfg.Workflows.Isolate = []string{self, "isolate"}
 	rt, err := awsbackend.New(ctx, cfg)
 	if err != nil {
-		return err
-	}
-	if err := writeTokenFile(*data, *token); err != nil {
 		return err
 	}
 	h := &harness.Harness{Client: sqs.NewFromConfig(awsCfg), Log: log}
@@ -95,12 +101,40 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 		go rt.ScheduleLoop(ctx, 10*time.Second)         // no EventBridge locally: the store is the schedule
 		_ = h.Run(ctx)
 	}
-	return serve(ctx, *addr, apiGateway(lambdafn.APIHandler(rt.API)), "cairn dev (aws backend)", background, *token, *data)
+	return serve(ctx, *addr, apiGateway(lambdafn.APIHandler(rt.API), tokens, log), "cairn dev (aws backend)", background, *token, *data)
+}
+
+// devIssuer is the JWT issuer `cairn dev --backend aws` plays: it checks a
+// request's bearer token against DATA/tokens.json, as API Gateway's JWT
+// authorizer checks a JWT, and hands the api function the claims {iss:
+// devIssuer, sub: the token's name} — so its principals are named
+// "cairn-dev|NAME".
+const devIssuer = "cairn-dev"
+
+// devOperators are the operators of `cairn dev --backend aws`: the
+// principals of the operator tokens at start (a token made an operator
+// later is one after a restart, as operators are a deployment's
+// configuration on AWS) and those CAIRN_OPERATORS names.
+func devOperators(tokens *auth.Store, env string) ([]string, error) {
+	entries, err := tokens.List()
+	if err != nil {
+		return nil, err
+	}
+	ops := strings.Split(env, ",")
+	for _, e := range entries {
+		if e.Operator {
+			ops = append(ops, devIssuer+"|"+e.Name)
+		}
+	}
+	return ops, nil
 }
 
 // apiGateway serves HTTP by turning each request into the API Gateway HTTP
-// API v2 event the api Lambda receives, and its response back.
-func apiGateway(fn func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)) http.Handler {
+// API v2 event the api Lambda receives, and its response back. It plays a
+// JWT authorizer: a request whose bearer token tokens knows carries that
+// principal's claims (devIssuer); any other carries no authorizer context,
+// which the api function refuses (401).
+func apiGateway(fn func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), tokens *auth.Store, log *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 6<<20)) // API Gateway's payload limit
 		if err != nil {
@@ -111,7 +145,14 @@ func apiGateway(fn func(context.Context, events.APIGatewayV2HTTPRequest) (events
 		if r.URL.RawQuery != "" {
 			path += "?" + r.URL.RawQuery
 		}
-		resp, err := fn(r.Context(), harness.APIEvent(r.Method, path, r.Header, body))
+		var authorizer []*events.APIGatewayV2HTTPRequestContextAuthorizerDescription
+		p, err := tokens.Request(r)
+		if err == nil {
+			authorizer = append(authorizer, harness.JWT(devIssuer, p.Name))
+		} else if !errors.Is(err, contracts.ErrPermission) {
+			log.ErrorContext(r.Context(), "authenticating a request failed", "path", r.URL.Path, "error", err)
+		}
+		resp, err := fn(r.Context(), harness.APIEvent(r.Method, path, r.Header, body, authorizer...))
 		if err != nil {
 			http.Error(w, `{"error":{"code":"internal","message":"api function failed"}}`, http.StatusBadGateway)
 			return

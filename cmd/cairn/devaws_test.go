@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -48,6 +50,15 @@ func TestDevAWSBackend(t *testing.T) {
 	s, err := cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The bearer token is the owner's, handed to the api function as the
+	// JWT authorizer's claims would be; an unknown one carries no caller.
+	if s.Owner != devIssuer+"|owner" {
+		t.Fatalf("session owner %q, want %s|owner", s.Owner, devIssuer)
+	}
+	var ae *apiError
+	if _, err := remoteClient(strings.TrimPrefix(cl.base, "http://"), "nope").session(ctx, s.ID); !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+		t.Fatalf("an unknown token: %v, want 401", err)
 	}
 	sub, err := cl.submit(ctx, s.ID, "go", "k1")
 	if err != nil {

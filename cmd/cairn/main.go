@@ -5,6 +5,8 @@
 //	cairn approve [--addr URL | --data DIR] SESSION APPROVAL allow|deny
 //	cairn sessions / cairn show SESSION [SUBMISSION]
 //	cairn workflow run FILE.star [--input JSON]       run a workflow and show its nodes
+//	cairn schedule create|list|get|pause|resume|delete   manage a workflow's schedules
+//	cairn token add NAME [--operator] | list | revoke NAME   the data directory's token principals
 //	cairn sandboxd --addr 127.0.0.1:0 --workspace DIR --state DIR   the sandbox control server
 //	cairn isolate                                      evaluate one workflow script (stdin → stdout)
 //
@@ -12,7 +14,7 @@
 // LocalStack/moto) through the Lambda harness.
 //
 // It may import shared/assemble, shared/aws/backend, shared/aws/harness,
-// shared/aws/lambdafn, shared/contracts, shared/embedded/backend,
+// shared/aws/lambdafn, shared/auth, shared/contracts, shared/embedded/backend,
 // shared/ids, shared/repair, shared/sandbox/server, shared/workflow/isolate, the standard
 // library, the AWS SDK, aws-lambda-go's event types and golang.org/x/sys.
 // It never imports shared/testkit/... (docs/docs_test.go checks it).
@@ -25,7 +27,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/cairnrun/cairn/shared/sandbox/server"
 	"github.com/cairnrun/cairn/shared/workflow/isolate"
@@ -36,23 +37,35 @@ const usage = `cairn — a durable AI-agent runtime
 usage:
   cairn dev      --data DIR --addr 127.0.0.1:PORT [--token T] [--sandbox local|process]
   cairn dev      --backend aws [--endpoint URL] [--table T --bucket B --queue-prefix P] --addr 127.0.0.1:PORT
-  cairn run      [--addr URL --token T | --data DIR] [--model scripted:demo] [--session ID] [--sandbox KIND] "prompt"
+  cairn run      [--addr URL --token T | --data DIR] [--model scripted:demo] [--session ID [--from NODE]] [--sandbox KIND] "prompt"
+                 (Ctrl-C cancels the turn; a second Ctrl-C detaches)
   cairn approve  [--addr URL --token T | --data DIR] SESSION APPROVAL allow|deny [--reason TEXT]
+  cairn cancel   [--addr URL --token T | --data DIR] SESSION SUBMISSION [--reason TEXT]
+  cairn retry    [--addr URL --token T | --data DIR] SESSION SUBMISSION [--max-steps N] [--max-tokens N] [--max-wall-seconds N]
   cairn sessions [--addr URL --token T | --data DIR]
   cairn show     [--addr URL --token T | --data DIR] SESSION [SUBMISSION]
   cairn workflow run FILE.star [--input JSON] [--key K] [--addr URL --token T | --data DIR]
+  cairn schedule create WORKFLOW EXPR [--input JSON]   e.g. EXPR "rate(5 minutes)", "cron(0 12 * * ? *)"
+  cairn schedule list [WORKFLOW]                       your schedules (of one workflow)
+  cairn schedule get|pause|resume|delete [WORKFLOW] SCHEDULE   (every schedule command: [--addr URL --token T | --data DIR])
+  cairn token    add NAME [--operator] | list | revoke NAME  [--data DIR]   who may call the API (DATA/tokens.json)
   cairn sandboxd --addr HOST:PORT --workspace DIR --state DIR [--idle-timeout D]   (needs SANDBOXD_TOKEN_SHA256)
+
+Every API request is made by a principal: locally a token's name (token add prints the token
+once; DATA/token is the token of "owner", an operator, made by the first cairn dev), on AWS the
+IAM caller or JWT subject. A principal sees and acts on only its own sessions and workflows;
+an operator may also read and cancel everyone's.
 
 Environment: CAIRN_ADDR, CAIRN_TOKEN, CAIRN_DATA supply the flags' defaults.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), interruptSignals(os.Args[1])...)
+	defer stop()
 	env := envDefaults{Addr: os.Getenv("CAIRN_ADDR"), Token: os.Getenv("CAIRN_TOKEN"), Data: os.Getenv("CAIRN_DATA"), Environ: os.Environ()}
 	var err error
 	args := os.Args[2:]
@@ -63,12 +76,20 @@ func main() {
 		err = cmdRun(ctx, env, args)
 	case "approve":
 		err = cmdApprove(ctx, env, args)
+	case "cancel":
+		err = cmdCancel(ctx, env, args)
+	case "retry":
+		err = cmdRetry(ctx, env, args)
 	case "sessions":
 		err = cmdSessions(ctx, env, args)
 	case "show":
 		err = cmdShow(ctx, env, args)
 	case "workflow":
 		err = cmdWorkflow(ctx, env, args)
+	case "schedule":
+		err = cmdSchedule(ctx, env, args)
+	case "token":
+		err = cmdToken(ctx, env, args)
 	case "isolate":
 		// Evaluates one workflow script: JSON on stdin and stdout, run by
 		// the workflow driver with an empty environment and tight limits.

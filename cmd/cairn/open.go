@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/auth"
+	"github.com/cairnrun/cairn/shared/contracts"
 	embedded "github.com/cairnrun/cairn/shared/embedded/backend"
 )
 
@@ -61,7 +63,7 @@ func (t *target) open(ctx context.Context, env envDefaults) (*client, func(), er
 		return nil, nil, fmt.Errorf("locating the cairn binary (it runs sandboxd): %w", err)
 	}
 	rt, err := embedded.New(ctx, embedded.Config{DataDir: data, Env: sandboxEnv(env.Environ), Getenv: env.getenv, Sandboxd: []string{self, "sandboxd"}, Isolate: []string{self, "isolate"},
-		Runtime: assemble.Config{Log: slog.New(slog.NewJSONHandler(logf, nil)), DefaultModel: "scripted:plain"}})
+		Runtime: assemble.Config{Log: slog.New(slog.NewJSONHandler(logf, nil)), DefaultModel: "scripted:plain", Authenticate: asOwner}})
 	if err != nil {
 		logf.Close()
 		return nil, nil, err
@@ -71,6 +73,13 @@ func (t *target) open(ctx context.Context, env envDefaults) (*client, func(), er
 	go func() { rt.Serve(sctx); close(done) }()
 	cl := &client{base: "http://embedded", http: &http.Client{Transport: inProcess{rt.API}}}
 	return cl, func() { cancel(); <-done; rt.Close(); logf.Close() }, nil
+}
+
+// asOwner is the principal of the embedded CLI: whoever opens the data
+// directory (holding its lock, able to read its database) is its owner,
+// the principal DATA/token authenticates on a dev server.
+func asOwner(*http.Request) (contracts.Principal, error) {
+	return contracts.Principal{Name: auth.OwnerName, Operator: true}, nil
 }
 
 func openLog(data string) (*os.File, error) {

@@ -32,6 +32,7 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 	t.flags(fs, env)
 	model := fs.String("model", "", "provider:model for a new session (default scripted:plain)")
 	sessionID := fs.String("session", "", "continue this session instead of creating one")
+	from := fs.String("from", "", "with --session: start the turn from this transcript node (a fork) instead of the head")
 	key := fs.String("key", "", "idempotency key (default random)")
 	approve := fs.String("approve", "ask", "what to do when a tool call needs approval: ask | allow | deny")
 	askTools := fs.String("ask", "", "comma-separated tools that need approval in a new session (e.g. bash,python)")
@@ -43,6 +44,9 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 	prompt := strings.Join(fs.Args(), " ")
 	if strings.TrimSpace(prompt) == "" {
 		return errors.New(`run: give a prompt: cairn run "what to do"`)
+	}
+	if *from != "" && *sessionID == "" {
+		return errors.New("run: --from NODE needs --session SESSION (the node's session)")
 	}
 	if *approve != "ask" && *approve != "allow" && *approve != "deny" {
 		return fmt.Errorf("run: --approve %q: want ask, allow or deny", *approve)
@@ -74,12 +78,12 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 	if *key == "" {
 		*key = ids.RandomHex(8)
 	}
-	sub, err := cl.submit(ctx, sid, prompt, *key)
+	sub, err := cl.submitFrom(ctx, sid, prompt, *key, *from)
 	if err != nil {
 		return fmt.Errorf("submitting: %w", err)
 	}
 	fmt.Printf("session %s · submission %s\n", sid, sub.ID)
-	return follow(ctx, cl, os.Stdout, sid, sub.ID, contracts.Decision(*approve), os.Stdin)
+	return followInterruptible(ctx, cl, os.Stdout, sid, sub.ID, contracts.Decision(*approve), os.Stdin)
 }
 
 // follow streams a submission's progress to w until it ends or parks. If

@@ -9,12 +9,26 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/cairnrun/cairn/shared/auth"
 )
 
 // maxTokenBytes bounds a token read back from DATA/token.
 const maxTokenBytes = 256
 
-// serverToken is the token `cairn dev` serves with: the one given (--token
+// keepOwnerToken makes tok the owner's: DATA/token (which the CLI reads)
+// and the "owner" entry of DATA/tokens.json (an operator; see shared/auth).
+func keepOwnerToken(data, tok string) error {
+	if err := writeTokenFile(data, tok); err != nil {
+		return err
+	}
+	if err := auth.Open(data).SetOwner(tok); err != nil {
+		return fmt.Errorf("recording the owner's token: %w", err)
+	}
+	return nil
+}
+
+// serverToken is the owner's token `cairn dev` serves with: the one given (--token
 // or CAIRN_TOKEN), else the one DATA/token holds from an earlier run — so
 // clients keep working across restarts — else a new random one. A token
 // file that is not a regular file of ours (a symlink, a FIFO, another

@@ -125,6 +125,9 @@ func watchRun(ctx context.Context, cl *client, wfID, runID string, every time.Du
 		case contracts.RunFailed:
 			fmt.Printf("run %s failed: %s\n", runID, v.Error)
 			return errRunFailed
+		case contracts.RunCancelled:
+			fmt.Printf("run %s was cancelled: %s\n", runID, v.Error)
+			return errRunFailed
 		}
 		select {
 		case <-ctx.Done():

@@ -111,15 +111,25 @@ func TestSchedulerRoleOnlySendsToWorkflowQueue(t *testing.T) {
 	}
 }
 
-// The api manages schedules only in its group and passes only the
-// scheduler role, only to the scheduler.
+// The api manages schedules only in its group (create, read, update for
+// pause and resume, delete), passes only the scheduler role, only to the
+// scheduler, and deletes from the table only schedule records.
 func TestAPIManagesSchedulesOnlyInItsGroup(t *testing.T) {
 	for _, tp := range all(t) {
-		var saw bool
+		var saw, deletes bool
 		for _, s := range tp.statements(tp.id(tp.s.Roles[stack.FnAPI])) {
 			switch {
+			case s.has("dynamodb:DeleteItem"):
+				deletes = true
+				if len(s.Actions) != 1 || js(s.Resources) != js([]string{getAtt(tp.id(tp.s.Table), "Arn")}) ||
+					js(s.Condition) != `{"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["SCHED#*"]}}` {
+					t.Errorf("%s api: DeleteItem %v on %s when %s, want alone, on the table, for SCHED# keys only", tp.name, s.Actions, js(s.Resources), js(s.Condition))
+				}
 			case strings.HasPrefix(s.Actions[0], "scheduler:"):
 				saw = true
+				if want := `["scheduler:CreateSchedule","scheduler:GetSchedule","scheduler:UpdateSchedule","scheduler:DeleteSchedule"]`; js(s.Actions) != want {
+					t.Errorf("%s api: scheduler actions %s, want %s", tp.name, js(s.Actions), want)
+				}
 				for _, r := range s.Resources {
 					if !strings.Contains(r, ":schedule/") || !strings.Contains(r, ref(tp.id(tp.s.SchedulerGroup))) || !strings.HasSuffix(r, `/*"]]}`) {
 						t.Errorf("%s api: %v on %s, want schedule/<group>/*", tp.name, s.Actions, r)
@@ -132,8 +142,8 @@ func TestAPIManagesSchedulesOnlyInItsGroup(t *testing.T) {
 				}
 			}
 		}
-		if !saw {
-			t.Errorf("%s api: no scheduler permissions", tp.name)
+		if !saw || !deletes {
+			t.Errorf("%s api: scheduler permissions %v, schedule deletes %v: want both", tp.name, saw, deletes)
 		}
 	}
 }

@@ -90,12 +90,17 @@ func (s *Stack) addFunctions() {
 	}
 	keys, sandbox := s.modelKeyEnv(), s.sandboxEnv()
 	// api: creates sessions (checks the model and the sandbox spec there,
-	// which resolves keys) and schedules.
-	s.function(FnAPI, env(keys, sandbox, map[string]*string{
+	// which resolves keys) and schedules; it alone authorizes, so it alone
+	// knows the operators.
+	apiEnv := map[string]*string{
 		EnvSchedulerGroup:   s.SchedulerGroup.Ref(),
 		EnvSchedulerRoleARN: s.SchedulerRole.RoleArn(),
 		EnvWorkflowQueueARN: s.Queues[QueueWorkflow].QueueArn(),
-	}), false)
+	}
+	if len(s.Props.Operators) > 0 {
+		apiEnv[EnvOperators] = jsii.String(strings.Join(s.Props.Operators, ","))
+	}
+	s.function(FnAPI, env(keys, sandbox, apiEnv), false)
 	s.function(FnModel, env(keys), false)
 	if s.Sandbox != nil {
 		s.function(FnTools, env(sandbox), true)

@@ -120,6 +120,14 @@ func TestFunctionEnvironment(t *testing.T) {
 			if env := envOf(tp.props(tp.id(tp.s.Functions[fn]))); env[stack.EnvSchedulerRoleARN] != nil {
 				t.Errorf("%s %s: has the scheduler settings (only api creates schedules)", tp.name, fn)
 			}
+			if env := envOf(tp.props(tp.id(tp.s.Functions[fn]))); env[stack.EnvOperators] != nil {
+				t.Errorf("%s %s: has %s (only api authorizes)", tp.name, fn, stack.EnvOperators)
+			}
+		}
+		// Operators: on the api only, as configured (trimmed), absent when none.
+		wantOps := map[*tmpl]string{prod: js("https://issuer.example.com/|oncall,https://issuer.example.com/|sre")}[tp]
+		if got := api[stack.EnvOperators]; wantOps == "" && got != nil || wantOps != "" && js(got) != wantOps {
+			t.Errorf("%s api: %s = %s, want %s", tp.name, stack.EnvOperators, js(got), wantOps)
 		}
 	}
 }

@@ -138,7 +138,7 @@ func TestFunctionRolesGrantOnlyWhatTheyUse(t *testing.T) {
 	ecs := []string{"ecs:DescribeTasks", "ecs:RunTask", "ecs:StopTask", "ecs:TagResource", "iam:PassRole",
 		"ec2:AssignPrivateIpAddresses", "ec2:CreateNetworkInterface", "ec2:DeleteNetworkInterface",
 		"ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets", "ec2:UnassignPrivateIpAddresses"}
-	schedules := []string{"iam:PassRole", "scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule"}
+	schedules := []string{"dynamodb:DeleteItem", "iam:PassRole", "scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"}
 	dev, prod, local := stacks(t)
 	for _, tp := range []*tmpl{dev, prod, local} {
 		fargate, keys := tp.s.Sandbox != nil, tp == prod

@@ -16,6 +16,10 @@ const (
 	EnvAnthropicKey = "CAIRN_ANTHROPIC_KEY" // a secret reference (an ARN here)
 	EnvOpenAIKey    = "CAIRN_OPENAI_KEY"
 	EnvSandboxDir   = "CAIRN_SANDBOX_DIR"
+	// EnvOperators: the principals that may read and cancel everyone's
+	// work, comma-separated (Props.Operators); set on the api function
+	// only, and only when there are any.
+	EnvOperators = "CAIRN_OPERATORS"
 
 	EnvSandboxCluster        = "CAIRN_SANDBOX_CLUSTER"
 	EnvSandboxTaskDefinition = "CAIRN_SANDBOX_TASK_DEFINITION"

@@ -98,6 +98,7 @@ func TestNamesMatchTheRuntime(t *testing.T) {
 	check("shared/aws/backend/awsbackend.go", map[string]string{
 		"EnvTable": stack.EnvTable, "EnvBucket": stack.EnvBucket, "EnvQueuePrefix": stack.EnvQueuePrefix,
 		"EnvLeaseTTL": stack.EnvLeaseTTL, "EnvDefaultModel": stack.EnvDefaultModel, "EnvSandboxDir": stack.EnvSandboxDir,
+		"EnvOperators": stack.EnvOperators,
 		"DefaultModel": stack.DefaultModel,
 	})
 	check("shared/aws/backend/sandboxes.go", map[string]string{
@@ -138,7 +139,6 @@ func TestStackSetsWhatTheRuntimeReads(t *testing.T) {
 		t.Skipf("runtime source not beside infra/: %v", err)
 	}
 	unset := map[string]string{
-		"CAIRN_API_TOKEN":    "the HTTP API authorizes (IAM or JWT); no bearer token",
 		"CAIRN_AWS_ENDPOINT": "tests: the LocalStack/moto endpoint",
 	}
 	set := map[string]bool{}

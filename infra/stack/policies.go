@@ -33,8 +33,8 @@ func (s *Stack) grant() {
 	table := []*string{s.Table.TableArn(), jsii.String(*s.Table.TableArn() + "/index/*")}
 	for _, fn := range runtimeFunctions {
 		// shared/aws/dynamo: GetItem, PutItem, UpdateItem, Query, and
-		// BatchGetItem (workflow runs) — no scans, deletes, batch writes or
-		// transactions.
+		// BatchGetItem (workflow runs) — no scans, batch writes or
+		// transactions, and deletes only of schedules by the api (below).
 		allow(fn, "Journal", []string{"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"}, table...)
 		// shared/aws/s3blob: create-if-absent PutObject and GetObject.
 		allow(fn, "ClaimChecks", []string{"s3:GetObject", "s3:PutObject"}, s.Bucket.ArnForObjects(jsii.String("*")))
@@ -92,11 +92,18 @@ func (s *Stack) grant() {
 	allow(FnWorkflow, "Isolate", []string{"lambda:InvokeFunction"}, s.Functions[FnIsolate].FunctionArn())
 
 	// api: schedules (shared/workflow/schedule.EventBridge: create, read back on a
-	// conflict, delete) in its own group only, passing only the scheduler
-	// role.
-	allow(FnAPI, "Schedules", []string{"scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:DeleteSchedule"},
+	// conflict, update — pause and resume rewrite the whole definition,
+	// target role included, hence PassRole — and delete) in its own group
+	// only, passing only the scheduler role.
+	allow(FnAPI, "Schedules", []string{"scheduler:CreateSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule", "scheduler:DeleteSchedule"},
 		s.arn("scheduler", "", "", "schedule/"+*s.SchedulerGroup.Ref()+"/*"))
 	s.Roles[FnAPI].AddToPrincipalPolicy(passRole("PassSchedulerRole", "scheduler.amazonaws.com", s.SchedulerRole.RoleArn()))
+	// api: deleting a schedule deletes its record (shared/aws/dynamo
+	// DeleteSchedule) — the one DeleteItem in the runtime, allowed only on
+	// items whose partition key is a schedule's (SCHED#<id>).
+	deletes := statement("DeleteSchedules", []string{"dynamodb:DeleteItem"}, []*string{s.Table.TableArn()})
+	deletes.AddCondition(jsii.String("ForAllValues:StringLike"), &map[string]interface{}{"dynamodb:LeadingKeys": []string{"SCHED#*"}})
+	s.Roles[FnAPI].AddToPrincipalPolicy(deletes)
 
 	if s.Sandbox != nil {
 		s.grantSandboxes()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -54,7 +55,13 @@ type Props struct {
 	Sandboxes    string // SandboxesFargate (default) or SandboxesLambda
 
 	JWTIssuer, JWTAudience string // both set: a JWT authorizer instead of IAM
-	AlarmEmail             string // set: an SNS topic with this subscription is every alarm's action
+	// Operators may read and cancel everyone's sessions and runs (the api
+	// function's CAIRN_OPERATORS; context "operators", comma-separated).
+	// With IAM auth, IAM ARNs: an assumed-role session, a user, or a role
+	// (arn:aws:iam::ACCOUNT:role/NAME: every session of it); with a JWT
+	// authorizer, "<jwtIssuer>|<subject>". Default none.
+	Operators  []string
+	AlarmEmail string // set: an SNS topic with this subscription is every alarm's action
 	// Model API keys: full Secrets Manager ARNs (with the random suffix);
 	// only the functions that resolve keys may read them.
 	AnthropicKeyARN, OpenAIKeyARN string
@@ -99,6 +106,9 @@ func (p Props) withDefaults() (Props, error) {
 	}
 	if (p.JWTIssuer == "") != (p.JWTAudience == "") {
 		return p, fmt.Errorf("a JWT authorizer needs both jwtIssuer and jwtAudience")
+	}
+	if err := p.checkOperators(); err != nil {
+		return p, err
 	}
 	for _, arn := range []string{p.AnthropicKeyARN, p.OpenAIKeyARN} {
 		if arn != "" && !strings.HasPrefix(arn, "arn:aws:secretsmanager:") {
@@ -147,6 +157,31 @@ func (p Props) withDefaults() (Props, error) {
 	return p, nil
 }
 
+// iamPrincipal is the ARN of an IAM or STS principal (the runtime,
+// shared/aws/lambdafn, reads it exactly).
+var iamPrincipal = regexp.MustCompile(`^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:(user|role|assumed-role)/[^,]+$`)
+
+// checkOperators trims the operators and checks each names a principal the
+// stack's authorizer can produce: an IAM ARN behind IAM auth,
+// "<jwtIssuer>|<subject>" behind the JWT authorizer.
+func (p *Props) checkOperators() error {
+	var ops []string
+	for _, o := range p.Operators {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		switch {
+		case p.JWTIssuer == "" && !iamPrincipal.MatchString(o):
+			return fmt.Errorf("operator %q: with IAM auth, want an IAM user, role or assumed-role ARN", o)
+		case p.JWTIssuer != "" && (!strings.HasPrefix(o, p.JWTIssuer+"|") || o == p.JWTIssuer+"|"):
+			return fmt.Errorf("operator %q: with the JWT authorizer, want %s|<subject>", o, p.JWTIssuer)
+		}
+		ops = append(ops, o)
+	}
+	p.Operators = ops
+	return nil
+}
+
 // FromContext reads Props from CDK context values (`cdk -c key=value`, or
 // `go run . key=value`); get returns "" for an absent key.
 func FromContext(get func(key string) string) (Props, error) {
@@ -156,6 +191,9 @@ func FromContext(get func(key string) string) (Props, error) {
 		JWTIssuer: get("jwtIssuer"), JWTAudience: get("jwtAudience"), AlarmEmail: get("alarmEmail"),
 		AnthropicKeyARN: get("anthropicKeySecretArn"), OpenAIKeyARN: get("openaiKeySecretArn"),
 		DefaultModel: get("defaultModel"),
+	}
+	if s := get("operators"); s != "" {
+		p.Operators = strings.Split(s, ",")
 	}
 	ints := map[string]*int{
 		"endpointAzs": &p.EndpointAZs, "throttleBurst": &p.ThrottleBurst,

@@ -27,6 +27,11 @@ func TestPropsRefusedWithAReason(t *testing.T) {
 		{"a phase below the event source minimum", func(p *stack.Props) { p.ModelConcurrency = 1 }, "modelConcurrency 1"},
 		{"an api without concurrency", func(p *stack.Props) { p.APIConcurrency = -1 }, "apiConcurrency -1"},
 		{"a prefix that is no stack name", func(p *stack.Props) { p.Prefix = "cairn_prod" }, `prefix "cairn_prod"`},
+		{"an operator that is no IAM ARN", func(p *stack.Props) { p.Operators = []string{"alice"} }, `operator "alice": with IAM auth`},
+		{"an operator of another service", func(p *stack.Props) { p.Operators = []string{"arn:aws:s3:::bucket"} }, "want an IAM user, role or assumed-role ARN"},
+		{"an operator of another issuer", func(p *stack.Props) {
+			p.JWTIssuer, p.JWTAudience, p.Operators = "https://issuer/", "aud", []string{"https://other/|root"}
+		}, "want https://issuer/|<subject>"},
 	} {
 		p := ok
 		c.edit(&p)
@@ -41,11 +46,11 @@ func TestPropsRefusedWithAReason(t *testing.T) {
 func TestFromContext(t *testing.T) {
 	ctx := map[string]string{"stage": "prod", "alarmEmail": "a@b.c", "endpointAzs": "1", "throttleRate": "12.5", "sandboxes": "lambda",
 		"apiConcurrency": "40", "modelConcurrency": "30", "toolsConcurrency": "25", "commitConcurrency": "5", "workflowConcurrency": "4",
-		"accountConcurrency": "3000"}
+		"accountConcurrency": "3000", "operators": "arn:aws:iam::111122223333:role/Ops,arn:aws:sts::111122223333:assumed-role/Dev/alice"}
 	p, err := stack.FromContext(func(k string) string { return ctx[k] })
 	if err != nil || p.Stage != stack.Prod || p.AlarmEmail != "a@b.c" || p.EndpointAZs != 1 || p.ThrottleRate != 12.5 || p.Sandboxes != stack.SandboxesLambda ||
 		p.APIConcurrency != 40 || p.ModelConcurrency != 30 || p.ToolsConcurrency != 25 || p.CommitConcurrency != 5 || p.WorkflowConcurrency != 4 ||
-		p.AccountConcurrency != 3000 {
+		p.AccountConcurrency != 3000 || len(p.Operators) != 2 || p.Operators[1] != "arn:aws:sts::111122223333:assumed-role/Dev/alice" {
 		t.Errorf("FromContext = %+v, %v", p, err)
 	}
 	ctx["isolateConcurrency"] = "ten"

@@ -98,6 +98,7 @@ func stacks(t *testing.T) (dev, prod, local *tmpl) {
 		prodProps := base
 		prodProps.Stage, prodProps.JWTIssuer, prodProps.JWTAudience, prodProps.AlarmEmail = stack.Prod, jwtIssuer, jwtAudience, alarmEmail
 		prodProps.AnthropicKeyARN, prodProps.OpenAIKeyARN = anthropicARN, openaiARN
+		prodProps.Operators = []string{jwtIssuer + "|oncall", " " + jwtIssuer + "|sre "}
 		localProps := base
 		localProps.Sandboxes, localProps.Prefix = stack.SandboxesLambda, "cairn-local"
 		var ts []*tmpl

@@ -2,10 +2,9 @@ package api
 
 import (
 	"context"
-	"crypto/subtle"
+	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/turn"
@@ -16,13 +15,17 @@ const MaxBody = 1 << 20
 
 // Config holds what the handlers need.
 type Config struct {
-	Engine       *turn.Engine
-	Journal      contracts.JournalStore
-	Transcript   contracts.TranscriptStore
-	Events       contracts.EventLog
-	Registry     contracts.ToolRegistry
-	Wake         func() <-chan struct{} // fires on event appends (may be nil)
-	Token        string
+	Engine     *turn.Engine
+	Journal    contracts.JournalStore
+	Transcript contracts.TranscriptStore
+	Events     contracts.EventLog
+	Registry   contracts.ToolRegistry
+	Wake       func() <-chan struct{} // fires on event appends (may be nil)
+	// Authenticate finds who makes a request (a bearer token's principal
+	// locally, the API Gateway authorizer's caller on AWS). An error
+	// wrapping ErrPermission is a 401; nil Authenticate refuses every
+	// request.
+	Authenticate func(*http.Request) (contracts.Principal, error)
 	DefaultModel string
 	Log          *slog.Logger
 	Workflow     WorkflowConfig
@@ -36,46 +39,76 @@ func New(cfg Config) http.Handler {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &server{cfg}
+	return s.recoverer(guard(jsonErrors(s.routes().mux)))
+}
+
+// router is the mux every authenticated route is registered on; it keeps
+// their patterns, so Routes lists them all (a route added anywhere in the
+// package shows up in the owner-check test of every route).
+type router struct {
+	mux      *http.ServeMux
+	patterns []string
+}
+
+// HandleFunc registers h for pattern, as http.ServeMux.HandleFunc does.
+func (rt *router) HandleFunc(pattern string, h http.HandlerFunc) {
+	rt.patterns = append(rt.patterns, pattern)
+	rt.mux.HandleFunc(pattern, h)
+}
+
+// routes registers every route: GET /healthz, the only one without
+// authentication, on the mux itself; the rest through the router.
+func (s *server) routes() *router {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	mux.HandleFunc("POST /v1/sessions", s.auth(s.createSession))
-	mux.HandleFunc("GET /v1/sessions", s.auth(s.listSessions))
-	mux.HandleFunc("GET /v1/sessions/{id}", s.auth(s.getSession))
-	mux.HandleFunc("GET /v1/sessions/{id}/transcript", s.auth(s.getTranscript))
-	mux.HandleFunc("POST /v1/sessions/{id}/submissions", s.auth(s.submit))
-	mux.HandleFunc("GET /v1/sessions/{id}/submissions", s.auth(s.listSubmissions))
-	mux.HandleFunc("GET /v1/sessions/{id}/submissions/{sid}", s.auth(s.getSubmission))
-	mux.HandleFunc("GET /v1/sessions/{id}/submissions/{sid}/events", s.auth(s.events))
-	mux.HandleFunc("GET /v1/sessions/{id}/approvals", s.auth(s.listApprovals))
-	mux.HandleFunc("POST /v1/sessions/{id}/approvals/{aid}", s.auth(s.decide))
-	s.routeWorkflows(mux)
-	return s.recoverer(guard(jsonErrors(mux)))
+	rt := &router{mux: mux}
+	rt.HandleFunc("POST /v1/sessions", s.auth(s.createSession))
+	rt.HandleFunc("GET /v1/sessions", s.auth(s.listSessions))
+	rt.HandleFunc("GET /v1/sessions/{id}", s.auth(s.getSession))
+	rt.HandleFunc("GET /v1/sessions/{id}/transcript", s.auth(s.getTranscript))
+	rt.HandleFunc("POST /v1/sessions/{id}/submissions", s.auth(s.submit))
+	rt.HandleFunc("GET /v1/sessions/{id}/submissions", s.auth(s.listSubmissions))
+	rt.HandleFunc("GET /v1/sessions/{id}/submissions/{sid}", s.auth(s.getSubmission))
+	rt.HandleFunc("GET /v1/sessions/{id}/submissions/{sid}/events", s.auth(s.events))
+	rt.HandleFunc("GET /v1/sessions/{id}/approvals", s.auth(s.listApprovals))
+	rt.HandleFunc("POST /v1/sessions/{id}/approvals/{aid}", s.auth(s.decide))
+	s.routeWorkflows(rt)
+	s.routeControl(rt)
+	return rt
 }
 
+// Routes returns the pattern of every authenticated route ("GET
+// /v1/sessions/{id}", …) in the order New registers them.
+func Routes() []string { return (&server{}).routes().patterns }
+
+// auth is the one place a route is authenticated: Config.Authenticate
+// finds the request's principal, which the handler then finds in the
+// request's context (contracts.PrincipalFrom; the engine reads it there
+// too, e.g. for who decided an approval). No principal is a 401 JSON
+// error.
 func (s *server) auth(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.Token != "" {
-			got, ok := bearer(r.Header.Get("Authorization"))
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
-				writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
-				return
-			}
+		if s.Authenticate == nil {
+			writeError(w, http.StatusUnauthorized, "unauthorized", "this server authenticates no one")
+			return
 		}
-		h(w, r)
+		p, err := s.Authenticate(r)
+		switch {
+		case errors.Is(err, contracts.ErrPermission):
+			writeError(w, http.StatusUnauthorized, "unauthorized", err.Error())
+			return
+		case err != nil:
+			s.Log.ErrorContext(r.Context(), "authenticating a request failed", "path", r.URL.Path, "error", err)
+			writeError(w, http.StatusInternalServerError, "internal", "internal error")
+			return
+		case p.Name == "":
+			writeError(w, http.StatusUnauthorized, "unauthorized", "the credentials name no principal")
+			return
+		}
+		h(w, r.WithContext(contracts.WithPrincipal(r.Context(), p)))
 	}
-}
-
-// bearer reads the credentials of an "Authorization: Bearer <token>"
-// header; the scheme is case-insensitive (RFC 7235 §2.1).
-func bearer(h string) (string, bool) {
-	scheme, cred, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	cred = strings.TrimLeft(cred, " ")
-	return cred, cred != ""
 }
 
 // recoverer turns a handler panic into a JSON 500 and a log line; a panic

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/auth"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/embedded/backend"
 )
@@ -28,10 +29,15 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	data := t.TempDir()
+	tokens := auth.Open(data) // as cairn dev: token is the owner's (an operator)
+	if err := tokens.SetOwner(token); err != nil {
+		t.Fatal(err)
+	}
 	rt, err := backend.New(context.Background(), backend.Config{
-		DataDir: t.TempDir(), Env: []string{"PATH=" + os.Getenv("PATH")},
+		DataDir: data, Env: []string{"PATH=" + os.Getenv("PATH")},
 		Isolate: []string{"false"}, // workflows served; no run in these tests needs to evaluate
-		Runtime: assemble.Config{Token: token},
+		Runtime: assemble.Config{Authenticate: tokens.Request},
 	})
 	if err != nil {
 		t.Fatal(err)

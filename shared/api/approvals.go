@@ -21,7 +21,12 @@ func (s *server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	pending, err := s.Engine.Pending(s.ctx(r), r.PathValue("id"))
+	sess, err := s.session(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	pending, err := s.Engine.Pending(s.ctx(r), sess.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -42,7 +47,14 @@ func (s *server) decide(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	a, err := s.Engine.Decide(s.ctx(r), r.PathValue("id"), r.PathValue("aid"), req.Decision, req.Reason)
+	sess, err := s.ownSession(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// The context carries the principal (auth put it there): the engine
+	// records it as the approval's DecidedBy.
+	a, err := s.Engine.Decide(s.ctx(r), sess.ID, r.PathValue("aid"), req.Decision, req.Reason)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -3,8 +3,20 @@
 //
 // Every error is JSON {"error":{"code","message"}} with a 4xx for bad
 // input (never a 5xx, never a stored half-record); bodies over 1 MiB and
-// prompts over 256 KiB are refused. Requests carry `Authorization: Bearer
-// <token>` when a token is configured (the scheme in any case, RFC 7235).
+// prompts over 256 KiB are refused.
+//
+// Every request but GET /healthz is made by a principal: Config.Authenticate
+// finds it (a bearer token's, shared/auth, locally; the API Gateway
+// authorizer's caller on AWS) in the one wrapper every route goes through
+// (auth), which puts it in the request's context or answers 401. A
+// principal sees and acts on only what it owns (owner.go): a session,
+// workflow, run or schedule of another is 404, exactly as one that does not
+// exist, so ids do not leak; lists hold only the principal's own. An
+// operator may read (and cancel) everything, and act in nothing of
+// another's (403). What a principal creates is its: Session.Owner,
+// Workflow.Owner, WorkflowRun.Owner are its name. Every route is
+// registered through one router, so Routes lists them all and the
+// owner-check test walks every one.
 //
 // Bad input is refused before anything is stored (input.go): a body must
 // be one JSON object with no unknown fields, no null where the field is an
@@ -30,6 +42,6 @@
 //
 // # Usage
 //
-//	h := api.New(api.Config{Engine: eng, Journal: j, Transcript: t, Events: ev, Registry: reg, Token: tok})
+//	h := api.New(api.Config{Engine: eng, Journal: j, Transcript: t, Events: ev, Registry: reg, Authenticate: tokens.Request})
 //	http.ListenAndServe("127.0.0.1:8080", h)
 package api

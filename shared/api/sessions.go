@@ -36,7 +36,7 @@ func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	sess, err := s.Engine.CreateSession(s.ctx(r), "local", spec)
+	sess, err := s.Engine.CreateSession(s.ctx(r), principal(r).Name, spec)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -74,16 +74,21 @@ type sessionSummary struct {
 	UpdatedAt time.Time              `json:"updated_at"`
 }
 
-// listSessions pages the sessions, newest first, as summaries.
+// listSessions pages the principal's sessions (an operator's: everyone's),
+// newest first, as summaries.
 func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
 	p, err := pageParams(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	owner := principal(r).Name
+	if principal(r).Operator {
+		owner = ""
+	}
 	key := func(x sessionSummary) string { return x.ID }
 	list, pos, more, err := window(p, key, func(n int) ([]sessionSummary, error) {
-		all, err := s.Journal.ListSessions(s.ctx(r), n)
+		all, err := s.Journal.ListSessions(s.ctx(r), owner, n)
 		out := make([]sessionSummary, len(all))
 		for i, x := range all {
 			out[i] = sessionSummary{ID: x.ID, Owner: x.Owner, Model: x.Spec.Model, Head: x.Head, Active: x.Active,
@@ -100,7 +105,7 @@ func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) getSession(w http.ResponseWriter, r *http.Request) {
-	sess, err := s.Journal.GetSession(s.ctx(r), r.PathValue("id"))
+	sess, err := s.session(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -124,13 +129,27 @@ func (s *server) getTranscript(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	sess, err := s.Journal.GetSession(s.ctx(r), r.PathValue("id"))
+	sess, err := s.session(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	q := r.URL.Query()
+	tree := false
+	switch q.Get("tree") {
+	case "", "0", "false":
+	case "1", "true":
+		tree = true
+	default:
+		s.fail(w, r, fmt.Errorf("tree=%q: want 1 or 0: %w", quoteClip(q.Get("tree")), contracts.ErrInvalid))
+		return
+	}
+	if tree && q.Get("leaf") != "" {
+		s.fail(w, r, fmt.Errorf("tree=1 and leaf= together: the tree holds every leaf: %w", contracts.ErrInvalid))
+		return
+	}
 	leaf := sess.Head
-	if l := r.URL.Query().Get("leaf"); l != "" {
+	if l := q.Get("leaf"); l != "" {
 		n, err := s.Transcript.GetNode(s.ctx(r), l)
 		if err != nil || n.SessionID != sess.ID {
 			s.fail(w, r, fmt.Errorf("node %s in session %s: %w", l, sess.ID, contracts.ErrNotFound))
@@ -139,7 +158,12 @@ func (s *server) getTranscript(w http.ResponseWriter, r *http.Request) {
 		leaf = l
 	}
 	var nodes []contracts.Node
-	if leaf != "" {
+	if tree {
+		if nodes, err = s.Engine.Tree(s.ctx(r), sess.ID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	} else if leaf != "" {
 		if nodes, err = s.Transcript.Path(s.ctx(r), leaf); err != nil {
 			s.fail(w, r, err)
 			return

@@ -7,10 +7,14 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/turn"
 )
 
 type submitRequest struct {
 	Prompt string `json:"prompt"`
+	// Parent forks the conversation: the turn starts from this node of the
+	// session's tree instead of its head (its commit moves the head there).
+	Parent string `json:"parent,omitempty"`
 }
 
 func (s *server) submit(w http.ResponseWriter, r *http.Request) {
@@ -24,7 +28,12 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	sub, created, err := s.Engine.Accept(s.ctx(r), r.PathValue("id"), req.Prompt, key)
+	sess, err := s.ownSession(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sub, created, err := s.Engine.AcceptWith(s.ctx(r), sess.ID, req.Prompt, key, turn.AcceptOptions{Parent: req.Parent})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -90,7 +99,7 @@ func (s *server) listSubmissions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("phase=%q: not a phase: %w", quoteClip(string(phase)), contracts.ErrInvalid))
 		return
 	}
-	if _, err := s.Journal.GetSession(s.ctx(r), id); err != nil {
+	if _, err := s.session(r); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -111,8 +120,12 @@ func (s *server) listSubmissions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, listPage("submissions", items, next))
 }
 
-// submission reads a submission and checks it belongs to the path's session.
+// submission reads a submission and checks it belongs to the path's
+// session, which the principal may read.
 func (s *server) submission(r *http.Request) (contracts.Submission, error) {
+	if _, err := s.session(r); err != nil {
+		return contracts.Submission{}, err
+	}
 	sub, err := s.Journal.GetSubmission(s.ctx(r), r.PathValue("sid"))
 	if err == nil && sub.SessionID != r.PathValue("id") {
 		err = fmt.Errorf("submission %s in session %s: %w", r.PathValue("sid"), r.PathValue("id"), contracts.ErrNotFound)

@@ -27,7 +27,7 @@ type WorkflowConfig struct {
 	IDs           contracts.IDs
 }
 
-func (s *server) routeWorkflows(mux *http.ServeMux) {
+func (s *server) routeWorkflows(mux *router) {
 	mux.HandleFunc("POST /v1/workflows", s.auth(s.workflows(s.createWorkflow)))
 	mux.HandleFunc("GET /v1/workflows/{id}", s.auth(s.workflows(s.getWorkflow)))
 	mux.HandleFunc("POST /v1/workflows/{id}/runs", s.auth(s.workflows(s.startRun)))
@@ -35,7 +35,7 @@ func (s *server) routeWorkflows(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/workflows/{id}/runs/{rid}", s.auth(s.workflows(s.getRun)))
 	mux.HandleFunc("GET /v1/workflows/{id}/runs/{rid}/nodes", s.auth(s.workflows(s.listNodes)))
 	mux.HandleFunc("GET /v1/workflows/{id}/runs/{rid}/nodes/{nid}", s.auth(s.workflows(s.getNode)))
-	mux.HandleFunc("POST /v1/workflows/{id}/schedules", s.auth(s.workflows(s.createSchedule)))
+	s.routeSchedules(mux)
 }
 
 func (s *server) workflows(h http.HandlerFunc) http.HandlerFunc {
@@ -78,7 +78,7 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	wf, err := s.Workflow.Store.CreateWorkflow(s.ctx(r), contracts.Workflow{
-		ID: s.Workflow.IDs.New("wf"), Owner: "api", Name: req.Name, Script: req.Script, CreatedAt: s.Engine.Clock.Now(),
+		ID: s.Workflow.IDs.New("wf"), Owner: principal(r).Name, Name: req.Name, Script: req.Script, CreatedAt: s.Engine.Clock.Now(),
 	})
 	if err != nil {
 		s.fail(w, r, err)
@@ -88,7 +88,7 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) getWorkflow(w http.ResponseWriter, r *http.Request) {
-	wf, err := s.Workflow.Store.GetWorkflow(s.ctx(r), r.PathValue("id"))
+	wf, err := s.workflow(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -112,7 +112,7 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("input of %d bytes exceeds %d: %w", len(req.Input), MaxInputBytes, contracts.ErrTooLarge))
 		return
 	}
-	wf, err := s.Workflow.Store.GetWorkflow(s.ctx(r), r.PathValue("id"))
+	wf, err := s.ownWorkflow(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -127,7 +127,8 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		id = ids.KeyedRun(wf.ID, key)
 	}
 	now := s.Engine.Clock.Now()
-	run, err := s.Workflow.Runs.StartRun(s.ctx(r), contracts.WorkflowRun{ID: id, WorkflowID: wf.ID, Script: wf.Script, Input: req.Input, StartedAt: now})
+	run, err := s.Workflow.Runs.StartRun(s.ctx(r), contracts.WorkflowRun{ID: id, WorkflowID: wf.ID, Owner: principal(r).Name,
+		Script: wf.Script, Input: req.Input, StartedAt: now})
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -144,6 +145,7 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 type runSummary struct {
 	ID          string               `json:"id"`
 	WorkflowID  string               `json:"workflow_id"`
+	Owner       string               `json:"owner,omitempty"`
 	Status      contracts.RunStatus  `json:"status"`
 	Error       string               `json:"error,omitempty"`
 	ScheduleID  string               `json:"schedule_id,omitempty"`
@@ -155,14 +157,16 @@ type runSummary struct {
 	UpdatedAt   time.Time            `json:"updated_at"`
 }
 
-// listRuns pages a workflow's runs, newest first, as summaries.
+// listRuns pages a workflow's runs, newest first, as summaries, to those
+// who may read the workflow: its runs are its owner's (only the owner
+// starts or schedules them).
 func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
 	p, err := pageParams(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if _, err := s.Workflow.Store.GetWorkflow(s.ctx(r), r.PathValue("id")); err != nil {
+	if _, err := s.workflow(r); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -171,7 +175,7 @@ func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
 		all, err := s.Workflow.Store.ListRuns(s.ctx(r), r.PathValue("id"), n)
 		out := make([]runSummary, len(all))
 		for i, x := range all {
-			out[i] = runSummary{ID: x.ID, WorkflowID: x.WorkflowID, Status: x.Status, Error: clipText(x.Error, PreviewBytes),
+			out[i] = runSummary{ID: x.ID, WorkflowID: x.WorkflowID, Owner: x.Owner, Status: x.Status, Error: clipText(x.Error, PreviewBytes),
 				ScheduleID: x.ScheduleID, ScheduledAt: x.ScheduledAt, Parent: x.Parent, Evaluations: x.Evaluations,
 				Version: x.Version, StartedAt: x.StartedAt, UpdatedAt: x.UpdatedAt}
 		}
@@ -203,11 +207,14 @@ type runView struct {
 	NodesNext string     `json:"nodes_next_cursor"`
 }
 
-// run reads the path's run and checks it belongs to the path's workflow.
+// run reads the path's run and checks it belongs to the path's workflow
+// and the principal may read it (otherwise it is not found). A run is its
+// starter's (Owner), whoever owns the workflow: run_workflow's inline runs
+// have no workflow record.
 func (s *server) run(r *http.Request) (contracts.WorkflowRun, error) {
 	run, err := s.Workflow.Store.GetRun(s.ctx(r), r.PathValue("rid"))
-	if err == nil && run.WorkflowID != r.PathValue("id") {
-		err = fmt.Errorf("run %s of workflow %s: %w", r.PathValue("rid"), r.PathValue("id"), contracts.ErrNotFound)
+	if err == nil && (run.WorkflowID != r.PathValue("id") || !principal(r).CanRead(run.Owner)) {
+		return contracts.WorkflowRun{}, hidden("run", r.PathValue("rid"))
 	}
 	return run, err
 }
@@ -311,46 +318,4 @@ func (s *server) getNode(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.fail(w, r, fmt.Errorf("node %s of run %s: %w", r.PathValue("nid"), run.ID, contracts.ErrNotFound))
-}
-
-type createScheduleRequest struct {
-	Expression string          `json:"expression"`
-	Input      json.RawMessage `json:"input,omitempty"`
-}
-
-func (s *server) createSchedule(w http.ResponseWriter, r *http.Request) {
-	var req createScheduleRequest
-	if err := decode(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if len(req.Input) > MaxInputBytes {
-		s.fail(w, r, fmt.Errorf("input of %d bytes exceeds %d: %w", len(req.Input), MaxInputBytes, contracts.ErrTooLarge))
-		return
-	}
-	if s.Workflow.CheckSchedule != nil {
-		if err := s.Workflow.CheckSchedule(req.Expression); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-	}
-	wf, err := s.Workflow.Store.GetWorkflow(s.ctx(r), r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	sc := contracts.Schedule{ID: s.Workflow.IDs.New("sch"), WorkflowID: wf.ID, Expression: req.Expression, Input: req.Input, CreatedAt: s.Engine.Clock.Now()}
-	// Registered where it fires first: a schedule the store knows but
-	// EventBridge refused would look live and never fire.
-	if s.Workflow.Scheduler != nil {
-		if err := s.Workflow.Scheduler.Create(s.ctx(r), sc); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-	}
-	if sc, err = s.Workflow.Store.CreateSchedule(s.ctx(r), sc); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, sc)
 }

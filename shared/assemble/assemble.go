@@ -43,8 +43,10 @@ type Ports struct {
 
 // Config tunes the assembly; zero values take the documented defaults.
 type Config struct {
-	Owner        string        // lease owner id of this process (required)
-	Token        string        // API bearer token; empty = no token check (IAM in front)
+	Owner string // lease owner id of this process (required)
+	// Authenticate finds the principal of an API request (api.Config);
+	// nil = the API refuses every request.
+	Authenticate func(*http.Request) (contracts.Principal, error)
 	DefaultModel string        // for sessions that name none; default "scripted:plain"
 	LeaseTTL     time.Duration // default turn.DefaultLeaseTTL
 	StuckAfter   time.Duration // repair threshold (submissions and workflow runs); default 60s
@@ -112,7 +114,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	}
 	rt.API = api.New(api.Config{
 		Engine: rt.Engine, Journal: p.Journal, Transcript: p.Transcript, Events: ev, Registry: p.Registry,
-		Wake: rt.EventSignal.Wait, Token: cfg.Token, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
+		Wake: rt.EventSignal.Wait, Authenticate: cfg.Authenticate, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
 		Workflow: rt.workflowAPI(),
 	})
 	return rt, nil

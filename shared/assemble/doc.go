@@ -12,7 +12,7 @@
 //
 // # Usage
 //
-//	rt, err := assemble.New(ports, assemble.Config{Owner: "boot-1", Token: tok})
+//	rt, err := assemble.New(ports, assemble.Config{Owner: "boot-1", Authenticate: tokens.Request})
 //	go rt.Serve(ctx)                       // workers + repair ticker
 //	http.ListenAndServe(addr, rt.API)
 package assemble

@@ -23,7 +23,11 @@ type JournalStore interface {
 	CreateSession(ctx context.Context, s Session) (Session, error)
 	GetSession(ctx context.Context, id string) (Session, error)
 	UpdateSession(ctx context.Context, s Session, expected int64) (Session, error)
-	ListSessions(ctx context.Context, limit int) ([]Session, error)
+	// ListSessions returns up to limit sessions (≤ 0: all), newest id
+	// first, only those whose Owner is owner when owner is not "" (""
+	// lists everyone's: for operators). A filtered list still holds up
+	// to limit matching sessions when that many exist.
+	ListSessions(ctx context.Context, owner string, limit int) ([]Session, error)
 
 	CreateSubmission(ctx context.Context, s Submission) (sub Submission, created bool, err error)
 	GetSubmission(ctx context.Context, id string) (Submission, error)
@@ -80,6 +84,8 @@ const (
 	EventStep           = "step"
 	EventCommitted      = "committed"
 	EventFailed         = "failed"
+	EventCancelled      = "cancelled" // the turn's end when it was cancelled; Text says by whom and why
+	EventRetried        = "retried"   // a FAILED turn was retried: it resumes at Step
 )
 
 // Honest events: what a follower needs to show each step's final text once

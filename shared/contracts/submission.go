@@ -61,6 +61,7 @@ type Approval struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	Decision  Decision        `json:"decision,omitempty"` // "" while pending
 	Reason    string          `json:"reason,omitempty"`
+	DecidedBy string          `json:"decided_by,omitempty"`
 	ExpiresAt time.Time       `json:"expires_at"`
 }
 
@@ -90,8 +91,52 @@ type Submission struct {
 	// Parked time is not run time: Limits.MaxWallSeconds counts neither.
 	ParkedAt    time.Time `json:"parked_at,omitempty"`
 	ParkedNanos int64     `json:"parked_nanos,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	// Owner is the session's owner, copied when the submission is created.
+	Owner string `json:"owner,omitempty"`
+	// Parent is the transcript node the turn starts from (a fork); "" is
+	// the session head when the turn begins.
+	Parent string `json:"parent,omitempty"`
+	// Limits, when set, replace the session's limits for this turn (a
+	// retry with raised limits).
+	Limits *Limits `json:"limits,omitempty"`
+	// Cancel is set when someone asked to cancel the turn; the turn ends
+	// CANCELLED (repair finishes a cancel whose asker died).
+	Cancel *Cancel `json:"cancel,omitempty"`
+	// FailedPhase and FailedAttempt are the phase and attempt the turn was
+	// in when it ended FAILED (what a retry resumes).
+	FailedPhase   Phase `json:"failed_phase,omitempty"`
+	FailedAttempt int   `json:"failed_attempt,omitempty"`
+	// Resume is set on a retried turn waiting ACCEPTED for its session: the
+	// phase it resumes at Step when it starts (the transcript to Leaf, the
+	// stream and the tool records are kept).
+	Resume Phase `json:"resume,omitempty"`
+	// AttemptFloor is the Attempt a retry resumed from: attempts past it
+	// count against the limit, and attempt numbers (stream keys, event
+	// keys) never repeat one before the retry.
+	AttemptFloor int `json:"attempt_floor,omitempty"`
+	// Retries records every retry of the turn, oldest first.
+	Retries   []Retry   `json:"retries,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Cancel is a request to end a turn CANCELLED: who asked, why, when.
+type Cancel struct {
+	By     string    `json:"by"`
+	Reason string    `json:"reason,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// Retry is one retry of a FAILED turn: how it had failed, and who asked
+// with what limits.
+type Retry struct {
+	Error   string    `json:"error"`
+	Phase   Phase     `json:"phase"`
+	Step    int       `json:"step"`
+	Attempt int       `json:"attempt"`
+	By      string    `json:"by"`
+	Limits  *Limits   `json:"limits,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // ToolRecord is the durable trace of one tool call: a "started" marker

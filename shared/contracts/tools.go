@@ -42,6 +42,14 @@ type WorkflowStarter interface {
 	GetRun(ctx context.Context, id string) (WorkflowRun, error)
 }
 
+// RunCanceller is the optional interface of a WorkflowStarter that cancels
+// runs (the workflow driver; the API's POST …/runs/{rid}/cancel uses it).
+// CancelRun is idempotent: a CANCELLED run is returned as it is; a run
+// that ended otherwise is ErrConflict; a run not of workflowID ErrNotFound.
+type RunCanceller interface {
+	CancelRun(ctx context.Context, workflowID, runID, reason string) (WorkflowRun, error)
+}
+
 // Tool is a bound tool. Run gets input already validated against the
 // schema. A failure the model should see (file missing, command failed) is a
 // ToolResult with IsError; a returned error means the infrastructure failed

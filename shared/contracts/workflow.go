@@ -28,10 +28,11 @@ const (
 	RunRunning   RunStatus = "RUNNING"
 	RunSucceeded RunStatus = "SUCCEEDED"
 	RunFailed    RunStatus = "FAILED"
+	RunCancelled RunStatus = "CANCELLED"
 )
 
 // Terminal reports whether the run has ended.
-func (s RunStatus) Terminal() bool { return s == RunSucceeded || s == RunFailed }
+func (s RunStatus) Terminal() bool { return s == RunSucceeded || s == RunFailed || s == RunCancelled }
 
 // RunParent is the tool call waiting for a run (the run_workflow tool): when
 // the run ends, that submission's tools phase is woken.
@@ -47,7 +48,8 @@ type RunParent struct {
 type WorkflowRun struct {
 	ID          string          `json:"id"`
 	WorkflowID  string          `json:"workflow_id"`
-	Script      string          `json:"script"` // copied at start: editing a workflow never changes a running run
+	Owner       string          `json:"owner,omitempty"` // who started it (a schedule's owner; run_workflow: the calling session's)
+	Script      string          `json:"script"`          // copied at start: editing a workflow never changes a running run
 	Input       json.RawMessage `json:"input,omitempty"`
 	Status      RunStatus       `json:"status"`
 	Result      json.RawMessage `json:"result,omitempty"`
@@ -55,7 +57,11 @@ type WorkflowRun struct {
 	ScheduleID  string          `json:"schedule_id,omitempty"`
 	ScheduledAt time.Time       `json:"scheduled_at,omitempty"`
 	Parent      *RunParent      `json:"parent,omitempty"`
-	Evaluations int             `json:"evaluations"`
+	// Cancel is set when someone asked to cancel the run: no node starts
+	// any more, every unfinished node's turn is cancelled, then the run
+	// ends CANCELLED (repair finishes a cancel whose asker died).
+	Cancel      *Cancel `json:"cancel,omitempty"`
+	Evaluations int     `json:"evaluations"`
 	// ResultsSeen is how many node results the last evaluation saw: a
 	// wake-up that brings none new skips evaluating again.
 	ResultsSeen int       `json:"results_seen,omitempty"`
@@ -105,7 +111,10 @@ type Schedule struct {
 	WorkflowID string          `json:"workflow_id"`
 	Expression string          `json:"expression"` // "rate(5 minutes)" | "cron(0 12 * * ? *)"
 	Input      json.RawMessage `json:"input,omitempty"`
+	Owner      string          `json:"owner,omitempty"`  // its runs belong to it
+	Paused     bool            `json:"paused,omitempty"` // a paused schedule does not fire
 	CreatedAt  time.Time       `json:"created_at"`
+	UpdatedAt  time.Time       `json:"updated_at,omitzero"`
 }
 
 // WorkflowRef marks a session that runs a workflow node.
@@ -169,6 +178,19 @@ type Evaluator interface {
 //     consistent on DynamoDB (a sparse global index): a run ended a moment
 //     ago may still be listed, one just created or touched may be missing
 //     or listed with its previous UpdatedAt.
+//   - ListSchedules returns every schedule, paused ones included, in id
+//     order (eventually consistent on DynamoDB: one created, paused or
+//     deleted a moment ago may be listed as it was). Callers filter by
+//     workflow or owner; schedules are few.
+//   - UpdateSchedule replaces the stored schedule s.ID with s (the caller
+//     changes only Paused and UpdatedAt) and returns it; ErrNotFound if
+//     there is none. It never creates: an update racing a delete — a
+//     pause or resume that lost to it — cannot bring the schedule back.
+//     Schedules carry no version (last writer wins): they change only by
+//     pause and resume, whose write order with the Scheduler (see
+//     Scheduler) keeps a settled schedule consistent without one.
+//   - DeleteSchedule removes schedule id; an absent one is not an error
+//     (a repeated delete succeeds).
 type WorkflowStore interface {
 	CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error)
 	GetWorkflow(ctx context.Context, id string) (Workflow, error)
@@ -183,14 +205,34 @@ type WorkflowStore interface {
 	CreateSchedule(ctx context.Context, s Schedule) (Schedule, error)
 	GetSchedule(ctx context.Context, id string) (Schedule, error)
 	ListSchedules(ctx context.Context) ([]Schedule, error)
+	UpdateSchedule(ctx context.Context, s Schedule) (Schedule, error)
+	DeleteSchedule(ctx context.Context, id string) error
 }
 
 // Scheduler registers a workflow schedule where it fires: EventBridge
 // Scheduler on AWS (a schedule in the deployment's group whose target is
 // the workflow queue); locally there is none (the dev ticker reads the
-// WorkflowStore). Create is called after the schedule is stored and must
-// be idempotent per schedule id (a repeat after a lost answer succeeds); an
-// expression the scheduler refuses is an error wrapping ErrInvalid.
+// WorkflowStore). The WorkflowStore is the truth about a schedule; the
+// workflow driver drops a firing of a schedule the store has paused or no
+// longer has, so the Scheduler only has to stop firing eventually.
+//   - Create is called before the schedule is stored (a schedule the store
+//     shows always fires) and must be idempotent per schedule id (a repeat
+//     after a lost answer succeeds); an expression the scheduler refuses is
+//     an error wrapping ErrInvalid.
+//   - Update rewrites the registration of s whole (expression, target) with
+//     its state from s.Paused (EventBridge: DISABLED / ENABLED). It never
+//     creates: an absent schedule is ErrNotFound (a delete won).
+//   - Delete removes schedule id; an absent one is not an error.
+//
+// Writes are ordered so that a crash between the Scheduler's write and the
+// store's never leaves a schedule firing that its owner asked to stop:
+// pause is Update (disabled) then the store; delete is Delete then the
+// store; resume is the store then Update (enabled). A crashed resume leaves
+// a schedule the store shows active that does not fire until resume is
+// asked again (pause and resume always write both, whatever the store
+// showed).
 type Scheduler interface {
 	Create(ctx context.Context, s Schedule) error
+	Update(ctx context.Context, s Schedule) error
+	Delete(ctx context.Context, id string) error
 }

@@ -48,7 +48,7 @@ func Advance(ctx context.Context, store contracts.JournalStore, cur, next contra
 	}
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	if next.Step != cur.Step || next.Phase != cur.Phase {
-		next.Attempt = 0 // attempts count per (step, phase)
+		next.Attempt, next.AttemptFloor = 0, 0 // attempts count per (step, phase)
 	}
 	next.UpdatedAt = now
 	out, err := store.UpdateSubmission(ctx, next, cur.Version)
@@ -129,6 +129,41 @@ func Break(ctx context.Context, store contracts.JournalStore, sub contracts.Subm
 	out, err := store.UpdateSubmission(ctx, next, sub.Version)
 	if err != nil {
 		return sub, fmt.Errorf("breaking lease of submission %s: %w", sub.ID, err)
+	}
+	return out, nil
+}
+
+// Reopen writes next, a retry of the FAILED cur waiting ACCEPTED to resume
+// (next.Resume names the phase), conditional on cur.Version. It is the one
+// write that leaves a terminal phase, and only FAILED → ACCEPTED.
+func Reopen(ctx context.Context, store contracts.JournalStore, cur, next contracts.Submission, now time.Time) (contracts.Submission, error) {
+	if cur.Phase != contracts.PhaseFailed || next.Phase != contracts.PhaseAccepted || next.Resume == "" || next.Step != cur.Step {
+		return cur, fmt.Errorf("reopening submission %s: only a FAILED turn is retried, to ACCEPTED at its step: %w", cur.ID, contracts.ErrInvalid)
+	}
+	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
+	next.UpdatedAt = now
+	out, err := store.UpdateSubmission(ctx, next, cur.Version)
+	if err != nil {
+		return cur, fmt.Errorf("reopening submission %s: %w", cur.ID, err)
+	}
+	return out, nil
+}
+
+// Resume moves a retried cur (ACCEPTED, Resume set) to the phase it
+// resumes at its step, keeping its attempt count as the new AttemptFloor
+// (attempt numbers, and the stream and event keys made from them, never
+// repeat), conditional on cur.Version.
+func Resume(ctx context.Context, store contracts.JournalStore, cur contracts.Submission, now time.Time) (contracts.Submission, error) {
+	if cur.Phase != contracts.PhaseAccepted || cur.Resume == "" || cur.Resume.Terminal() {
+		return cur, fmt.Errorf("resuming submission %s: it is not a retry waiting to resume: %w", cur.ID, contracts.ErrInvalid)
+	}
+	next := cur
+	next.Phase, next.Resume, next.AttemptFloor = cur.Resume, "", cur.Attempt
+	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
+	next.UpdatedAt = now
+	out, err := store.UpdateSubmission(ctx, next, cur.Version)
+	if err != nil {
+		return cur, fmt.Errorf("resuming submission %s at step %d %s: %w", cur.ID, cur.Step, cur.Resume, err)
 	}
 	return out, nil
 }

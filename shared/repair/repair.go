@@ -34,6 +34,7 @@ type Repairer struct {
 // scanned or dead-lettered submission was classified in.
 type Report struct {
 	Scanned, Redriven, Started, Failed, Expired, Poison int
+	Cancelled                                           int // requested cancels finished (their asker stopped first)
 	States                                              map[recovery.State]int
 	RunsScanned                                         int // RUNNING workflow runs examined
 	RunsWoken                                           int // stuck RUNNING workflow runs woken
@@ -42,7 +43,7 @@ type Report struct {
 
 // Any reports whether the pass did anything (scanning aside).
 func (rep Report) Any() bool {
-	return rep.Redriven+rep.Started+rep.Failed+rep.Expired+rep.Poison+rep.RunsWoken+rep.RunsPoisoned > 0
+	return rep.Redriven+rep.Started+rep.Failed+rep.Cancelled+rep.Expired+rep.Poison+rep.RunsWoken+rep.RunsPoisoned > 0
 }
 
 // add sums o into rep.
@@ -51,6 +52,7 @@ func (rep *Report) add(o Report) {
 	rep.Redriven += o.Redriven
 	rep.Started += o.Started
 	rep.Failed += o.Failed
+	rep.Cancelled += o.Cancelled
 	rep.Expired += o.Expired
 	rep.Poison += o.Poison
 	rep.RunsScanned += o.RunsScanned
@@ -152,6 +154,10 @@ func (r *Repairer) one(ctx context.Context, sub contracts.Submission, rep *Repor
 	switch c.Action {
 	case recovery.ActionDenyExpired:
 		return r.expire(ctx, sub, now, rep)
+	case recovery.ActionFinishCancel:
+		rep.Cancelled++
+		_, err := e.FinishCancel(ctx, sub)
+		return err
 	case recovery.ActionFail:
 		rep.Failed++
 		return e.Fail(ctx, sub, c.Reason)

@@ -72,6 +72,8 @@ func (t runWorkflowTool) Run(ctx context.Context, call contracts.ToolCall) (cont
 		return contracts.ToolResult{Content: string(run.Result)}, nil
 	case contracts.RunFailed:
 		return contracts.ToolResult{Content: fmt.Sprintf("workflow run %s failed: %s", run.ID, run.Error), IsError: true}, nil
+	case contracts.RunCancelled:
+		return contracts.ToolResult{Content: fmt.Sprintf("workflow run %s was cancelled: %s", run.ID, run.Error), IsError: true}, nil
 	}
 	return contracts.ToolResult{}, fmt.Errorf("waiting for workflow run %s: %w", run.ID, contracts.ErrPending)
 }

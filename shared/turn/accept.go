@@ -17,6 +17,19 @@ import (
 // ACCEPTED until the turns before it end. created=false means the key was
 // seen before and the earlier submission is returned.
 func (e *Engine) Accept(ctx context.Context, sessionID, prompt, idempotencyKey string) (contracts.Submission, bool, error) {
+	return e.AcceptWith(ctx, sessionID, prompt, idempotencyKey, AcceptOptions{})
+}
+
+// AcceptOptions are the choices of a submission beyond its prompt.
+type AcceptOptions struct {
+	// Parent is the transcript node of the session the turn starts from (a
+	// fork); "" is the session head when the turn begins. It must not be an
+	// assistant node that asks for tools (its results would be missing).
+	Parent string
+}
+
+// AcceptWith is Accept with options: a fork from opts.Parent.
+func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyKey string, opts AcceptOptions) (contracts.Submission, bool, error) {
 	if strings.TrimSpace(prompt) == "" {
 		return contracts.Submission{}, false, fmt.Errorf("prompt is empty: %w", contracts.ErrInvalid)
 	}
@@ -29,13 +42,19 @@ func (e *Engine) Accept(ctx context.Context, sessionID, prompt, idempotencyKey s
 	if len(idempotencyKey) > 256 {
 		return contracts.Submission{}, false, fmt.Errorf("idempotency key longer than 256 bytes: %w", contracts.ErrInvalid)
 	}
-	if _, err := e.Journal.GetSession(ctx, sessionID); err != nil {
+	sess, err := e.Journal.GetSession(ctx, sessionID)
+	if err != nil {
 		return contracts.Submission{}, false, fmt.Errorf("reading session %s: %w", sessionID, err)
+	}
+	if opts.Parent != "" {
+		if err := e.checkParent(ctx, sess, opts.Parent); err != nil {
+			return contracts.Submission{}, false, err
+		}
 	}
 	now := e.now()
 	sub, created, err := e.Journal.CreateSubmission(ctx, contracts.Submission{
 		ID: e.IDs.New("sub"), SessionID: sessionID, IdempotencyKey: idempotencyKey, Prompt: prompt,
-		Phase: contracts.PhaseAccepted, CreatedAt: now, UpdatedAt: now,
+		Owner: sess.Owner, Parent: opts.Parent, Phase: contracts.PhaseAccepted, CreatedAt: now, UpdatedAt: now,
 	})
 	if err != nil {
 		return sub, false, fmt.Errorf("creating submission in session %s: %w", sessionID, err)
@@ -101,19 +120,53 @@ func (e *Engine) StartNext(ctx context.Context, sessionID string) error {
 	return fmt.Errorf("starting next submission of session %s: too much contention: %w", sessionID, contracts.ErrConflict)
 }
 
-// begin appends the user node under the session head and moves the
-// submission to (0, MODEL).
+// checkParent refuses a fork point that is not a node of the session, or
+// that is an assistant node asking for tools (a conversation continued
+// from it would lack their results).
+func (e *Engine) checkParent(ctx context.Context, sess contracts.Session, parent string) error {
+	if len(parent) > 512 {
+		return fmt.Errorf("parent is %d bytes, limit 512: %w", len(parent), contracts.ErrInvalid)
+	}
+	n, err := e.Transcript.GetNode(ctx, parent)
+	if errors.Is(err, contracts.ErrNotFound) || (err == nil && n.SessionID != sess.ID) {
+		return fmt.Errorf("parent %q is not a node of session %s: %w", parent, sess.ID, contracts.ErrInvalid)
+	}
+	if err != nil {
+		return fmt.Errorf("reading node %s: %w", parent, err)
+	}
+	for _, b := range n.Blocks {
+		if b.Type == contracts.BlockToolUse {
+			return fmt.Errorf("parent %s is an assistant node that asks for tools (mid-turn): fork from a node that ends a turn, a user node or a tool-results node: %w", parent, contracts.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// begin appends the user node under the session head (or the fork point
+// the submission names) and moves the submission to (0, MODEL). A retried
+// submission resumes where it failed instead; one whose cancel was
+// requested ends CANCELLED.
 func (e *Engine) begin(ctx context.Context, sess contracts.Session, sub contracts.Submission) error {
+	if did, err := e.cancelled(ctx, sub); did || err != nil {
+		return err
+	}
+	if sub.Resume != "" && sub.Resume != contracts.PhaseAccepted {
+		return e.resume(ctx, sub)
+	}
 	now := e.now()
+	parent := sess.Head
+	if sub.Parent != "" {
+		parent = sub.Parent
+	}
 	node := contracts.Node{
-		ID: ids.Node(sub.ID, 0, contracts.RoleUser), Parent: sess.Head, SessionID: sess.ID, SubmissionID: sub.ID,
+		ID: ids.Node(sub.ID, 0, contracts.RoleUser), Parent: parent, SessionID: sess.ID, SubmissionID: sub.ID,
 		Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: sub.Prompt}}, CreatedAt: sub.CreatedAt,
 	}
 	if err := e.Transcript.PutNode(ctx, node); err != nil {
 		return fmt.Errorf("writing user node of submission %s: %w", sub.ID, err)
 	}
 	next := sub
-	next.Phase, next.Step, next.Leaf, next.StartedAt = contracts.PhaseModel, 0, node.ID, now
+	next.Phase, next.Step, next.Leaf, next.StartedAt, next.Resume = contracts.PhaseModel, 0, node.ID, now, ""
 	sub, err := journal.Advance(ctx, e.Journal, sub, next, now)
 	if lost(err) {
 		return nil

@@ -29,7 +29,7 @@ func (e *Engine) Decide(ctx context.Context, sessionID, approvalID string, d con
 		}
 		next := sub
 		next.Approvals = append([]contracts.Approval(nil), sub.Approvals...)
-		next.Approvals[idx].Decision, next.Approvals[idx].Reason = d, reason
+		next.Approvals[idx].Decision, next.Approvals[idx].Reason, next.Approvals[idx].DecidedBy = d, reason, asker(ctx)
 		sub, err = journal.Update(ctx, e.Journal, sub, next, e.now())
 		if lost(err) {
 			continue
@@ -52,7 +52,7 @@ func (e *Engine) findApproval(ctx context.Context, sessionID, approvalID string)
 		if err != nil && !isNotFound(err) {
 			return sub, 0, fmt.Errorf("reading submission %s: %w", sess.Active, err)
 		}
-		if err == nil && sub.Phase == contracts.PhaseTools {
+		if err == nil && sub.Phase == contracts.PhaseTools && sub.Cancel == nil {
 			for i, a := range sub.Approvals {
 				if a.ID == approvalID {
 					return sub, i, nil
@@ -73,7 +73,7 @@ func (e *Engine) Pending(ctx context.Context, sessionID string) ([]contracts.App
 		return nil, nil
 	}
 	sub, err := e.Journal.GetSubmission(ctx, sess.Active)
-	if err != nil || sub.Phase != contracts.PhaseTools {
+	if err != nil || sub.Phase != contracts.PhaseTools || sub.Cancel != nil {
 		return nil, nil
 	}
 	var out []contracts.Approval

@@ -31,7 +31,7 @@ func (e *Engine) Commit(ctx context.Context, m contracts.Message) error {
 	}
 	// The end event is written before the terminal advance, so a reader
 	// that sees the record terminal and then reads events finds it.
-	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: "end/committed", Type: contracts.EventCommitted, Step: sub.Step, Text: sub.Result}); err != nil {
+	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: endKey(sub, "committed"), Type: contracts.EventCommitted, Step: sub.Step, Text: sub.Result}); err != nil {
 		return err
 	}
 	if _, err := journal.Advance(ctx, e.Journal, sub, next, e.now()); lost(err) {
@@ -81,13 +81,14 @@ func (e *Engine) Fail(ctx context.Context, sub contracts.Submission, reason stri
 }
 
 func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submission) error {
+	next.FailedPhase, next.FailedAttempt = cur.Phase, cur.Attempt // what a retry resumes
 	if err := e.ending(ctx, next); err != nil {
 		return err
 	}
 	if err := e.endOpen(ctx, cur, next.Error); err != nil { // what will never complete says so
 		return err
 	}
-	if err := e.emit(ctx, contracts.Event{SubmissionID: cur.ID, Key: "end/failed", Type: contracts.EventFailed, Step: cur.Step, Text: next.Error, IsError: true}); err != nil {
+	if err := e.emit(ctx, contracts.Event{SubmissionID: cur.ID, Key: endKey(cur, "failed"), Type: contracts.EventFailed, Step: cur.Step, Text: next.Error, IsError: true}); err != nil {
 		return err
 	}
 	done, err := journal.Advance(ctx, e.Journal, cur, next, e.now())
@@ -98,10 +99,7 @@ func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submissio
 		return err
 	}
 	e.log().WarnContext(ctx, "submission failed", "session_id", done.SessionID, "submission_id", done.ID, "step", done.Step, "reason", done.Error)
-	if err := e.release(ctx, done, false); err != nil {
-		return err
-	}
-	return e.StartNext(ctx, done.SessionID)
+	return e.afterEnd(ctx, done)
 }
 
 // ending tells the Ending hook, if any, that sub is about to end.

@@ -53,7 +53,10 @@ type Deps struct {
 	LeaseTTL time.Duration // 0 = DefaultLeaseTTL; renewed every LeaseTTL/3 while a handler works
 	// Heartbeat, when set, replaces the ticker a lease holder renews on
 	// (every is LeaseTTL/3): tests drive renewals by hand.
-	Heartbeat   func(every time.Duration) (ticks <-chan time.Time, stop func())
+	Heartbeat func(every time.Duration) (ticks <-chan time.Time, stop func())
+	// WatchEvery is how often a lease holder reads its record to notice a
+	// cancel or a lost lease between heartbeats; 0 = DefaultWatchEvery.
+	WatchEvery  time.Duration
 	MaxAttempts int // per (step, phase); 0 = DefaultMaxAttempts
 	OutputCap   int // tool output cap in bytes; 0 = tools default
 }
@@ -143,6 +146,9 @@ func (e *Engine) load(ctx context.Context, m contracts.Message, phase contracts.
 	if err != nil {
 		return sub, false, fmt.Errorf("reading submission %s: %w", m.SubmissionID, err)
 	}
+	if did, err := e.cancelled(ctx, sub); did || err != nil {
+		return sub, false, err
+	}
 	if sub.Phase != phase || sub.Step != m.Step {
 		return sub, false, nil
 	}
@@ -161,7 +167,7 @@ func (e *Engine) open(ctx context.Context, m contracts.Message, phase contracts.
 	if err != nil {
 		return sub, sess, false, fmt.Errorf("reading session %s: %w", sub.SessionID, err)
 	}
-	if which := tripped(sub, sess.Spec.Limits, e.now()); which != "" {
+	if which := tripped(sub, limitsFor(sess, sub), e.now()); which != "" {
 		return sub, sess, false, e.Fail(ctx, sub, "limit_tripped:"+which)
 	}
 	return sub, sess, true, nil
@@ -169,6 +175,19 @@ func (e *Engine) open(ctx context.Context, m contracts.Message, phase contracts.
 
 // lost reports whether err means another writer won: the caller stops.
 func lost(err error) bool { return errors.Is(err, contracts.ErrConflict) }
+
+// limitsFor is the limits a turn runs under: its own (a retry's raised
+// limits) when it has them, else its session's.
+func limitsFor(sess contracts.Session, sub contracts.Submission) contracts.Limits {
+	if sub.Limits != nil {
+		return *sub.Limits
+	}
+	return sess.Spec.Limits
+}
+
+// attempts is how many attempts of its (step, phase) sub has used since it
+// was last resumed (a retry starts counting afresh, at AttemptFloor).
+func attempts(sub contracts.Submission) int { return sub.Attempt - sub.AttemptFloor }
 
 func limitsOf(l contracts.Limits) contracts.Limits {
 	if l.MaxSteps <= 0 {

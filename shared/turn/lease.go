@@ -43,6 +43,22 @@ type holder struct {
 // errLeaseLost is the cause of a holder's context when a renewal lost.
 var errLeaseLost = errors.New("the lease was lost to another holder")
 
+// ErrCancelled is the cause of a holder's context when the turn's cancel
+// was requested: the work in progress (a model stream, a tool call) is
+// abandoned.
+var ErrCancelled = errors.New("the turn was cancelled")
+
+// watch returns the ticks a lease holder reads its record on (every
+// Deps.WatchEvery, DefaultWatchEvery when zero) and a stop function.
+func (e *Engine) watch() (<-chan time.Time, func()) {
+	every := e.WatchEvery
+	if every <= 0 {
+		every = DefaultWatchEvery
+	}
+	t := time.NewTicker(every)
+	return t.C, t.Stop
+}
+
 // hold starts renewing the lease of sub (which this run just took) and
 // returns a context for the work that is cancelled, with the cause
 // errLeaseLost, as soon as a renewal finds that another writer moved the
@@ -51,9 +67,11 @@ func (e *Engine) hold(ctx context.Context, sub contracts.Submission) (context.Co
 	work, cancel := context.WithCancelCause(ctx)
 	h := &holder{e: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}), sub: sub}
 	ticks, stopTicks := e.heartbeat()
+	looks, stopLooks := e.watch()
 	go func() {
 		defer close(h.done)
 		defer stopTicks()
+		defer stopLooks()
 		for {
 			select {
 			case <-h.stop:
@@ -62,6 +80,10 @@ func (e *Engine) hold(ctx context.Context, sub contracts.Submission) (context.Co
 				return
 			case <-ticks:
 				if !h.renew(work) {
+					return
+				}
+			case <-looks:
+				if !h.look(work) {
 					return
 				}
 			}
@@ -95,6 +117,27 @@ func (h *holder) renew(ctx context.Context) bool {
 		e.log().WarnContext(ctx, "renewing lease", "submission_id", h.sub.ID, "error", err)
 		return true
 	}
+}
+
+// look reads the record between heartbeats: if another writer moved it —
+// a cancel was requested, or the lease was broken or taken over — the work
+// stops now instead of at the next renewal. false when the holder must
+// stop watching.
+func (h *holder) look(ctx context.Context) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur, err := h.e.Journal.GetSubmission(ctx, h.sub.ID)
+	if err != nil || cur.Version == h.sub.Version {
+		return ctx.Err() == nil // unchanged, or unknown for now: look again
+	}
+	cause := errLeaseLost
+	if cur.Cancel != nil {
+		cause = ErrCancelled
+	}
+	h.lost = fmt.Errorf("submission %s moved to version %d while held at %d (%v): %w", h.sub.ID, cur.Version, h.sub.Version, cause, contracts.ErrConflict)
+	h.e.log().InfoContext(ctx, "stopping work", "session_id", h.sub.SessionID, "submission_id", h.sub.ID, "step", h.sub.Step, "phase", h.sub.Phase, "why", cause)
+	h.cancel(cause)
+	return false
 }
 
 // release stops the heartbeat and returns the latest record, on whose

@@ -37,7 +37,7 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return err
 	}
-	if sub.Attempt > e.maxAttempts() {
+	if attempts(sub) > e.maxAttempts() {
 		return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:MODEL step %d", sub.Step))
 	}
 	if err := e.discardAbandoned(ctx, sub, reuse); err != nil { // earlier attempts' text is void
@@ -136,7 +136,7 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 	next.Leaf = node.ID
 	next.Usage.InputTokens += resp.Usage.InputTokens
 	next.Usage.OutputTokens += resp.Usage.OutputTokens
-	if tripped(next, sess.Spec.Limits, e.now()) == "tokens" {
+	if tripped(next, limitsFor(sess, sub), e.now()) == "tokens" {
 		next.Phase, next.Error = contracts.PhaseFailed, "limit_tripped:tokens"
 		return e.finishFailed(ctx, sub, next)
 	}

@@ -28,7 +28,7 @@ func isNotFound(err error) bool { return errors.Is(err, contracts.ErrNotFound) }
 // run the calls that have no result yet (writing "started" first), park
 // the turn if a call awaits approval, else write the tool node and advance
 // to the next model step.
-func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
+func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	sub, sess, ok, err := e.open(ctx, m, contracts.PhaseTools)
 	if !ok || err != nil {
 		return err
@@ -41,12 +41,19 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return err
 	}
-	if sub.Attempt > e.maxAttempts() {
+	if attempts(sub) > e.maxAttempts() {
 		return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:TOOLS step %d", sub.Step))
 	}
 	// Tool calls may run for minutes: renew the lease while they do. A
 	// lost lease cancels work (a running call is killed) and this run stops.
 	work, h := e.hold(ctx, sub)
+	defer func() {
+		// A call that failed because the lease was lost (a cancel, a
+		// takeover) is not this run's failure: it stops cleanly.
+		if _, lerr := h.release(); err != nil && lost(lerr) {
+			err = nil
+		}
+	}()
 	defer h.release() // also when a call panics: no heartbeat outlives its handler
 	sandbox, err := e.Sandboxes.Acquire(work, sess.ID, sess.Spec.Sandbox)
 	if err != nil {

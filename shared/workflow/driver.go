@@ -44,10 +44,20 @@ func (d *Driver) log() *slog.Logger {
 func (d *Driver) now() time.Time { return d.Engine.Clock.Now() }
 
 // Start creates run if absent (a repeat returns the existing run) and wakes
-// it. StartedAt (the script's now()) defaults to the clock.
+// it. StartedAt (the script's now()) defaults to the clock. A run started
+// by a tool call (Parent) without an Owner is the calling session's
+// owner's, so the run and its nodes' sessions are seen by whoever sees
+// the session.
 func (d *Driver) Start(ctx context.Context, run contracts.WorkflowRun) (contracts.WorkflowRun, error) {
 	if run.ID == "" || run.WorkflowID == "" {
 		return run, fmt.Errorf("starting run: empty id: %w", contracts.ErrInvalid)
+	}
+	if run.Owner == "" && run.Parent != nil {
+		sess, err := d.Engine.Journal.GetSession(ctx, run.Parent.SessionID)
+		if err != nil {
+			return run, fmt.Errorf("starting run %s: reading the session of its tool call: %w", run.ID, err)
+		}
+		run.Owner = sess.Owner
 	}
 	if run.StartedAt.IsZero() {
 		run.StartedAt = d.now()
@@ -115,23 +125,27 @@ func (d *Driver) Handle(ctx context.Context, m contracts.Message) error {
 	if run.Status.Terminal() {
 		return d.notifyParent(ctx, run) // a repeat: make sure the waiting call heard
 	}
+	if run.Cancel != nil {
+		_, err := d.finishCancel(ctx, run)
+		return err
+	}
 	return d.evaluate(ctx, run, strings.HasPrefix(m.Nonce, RepairNonce))
 }
 
 // Fire starts the run of schedule s at its scheduled time (the local
 // ticker's and EventBridge's firing): the run id derives from both, so a
-// duplicate firing is the same run.
+// duplicate firing is the same run. The schedule is read again from the
+// store first: one paused or deleted since the caller listed it starts
+// nothing, and the firing is dropped (nil), not retried.
 func (d *Driver) Fire(ctx context.Context, s contracts.Schedule, at time.Time) error {
-	run := contracts.WorkflowRun{ID: ids.ScheduledRun(s.ID, at), ScheduleID: s.ID, ScheduledAt: at.UTC(), Input: s.Input, StartedAt: at.UTC()}
-	wf, err := d.Store.GetWorkflow(ctx, s.WorkflowID)
-	if err != nil {
-		return fmt.Errorf("firing schedule %s: %w", s.ID, err)
-	}
-	run.WorkflowID, run.Script = wf.ID, wf.Script
-	_, err = d.Start(ctx, run)
-	return err
+	return d.fire(ctx, s.ID, at)
 }
 
+// fire starts the run of stored schedule scheduleID at at, unless the
+// store has it paused or no longer has it. The store is the truth:
+// EventBridge may still fire a schedule whose pause or delete died between
+// its Scheduler write and its store write, or deliver a firing late (see
+// contracts.Scheduler for the order of those writes).
 func (d *Driver) fire(ctx context.Context, scheduleID string, at time.Time) error {
 	if at.IsZero() {
 		d.log().WarnContext(ctx, "schedule firing without a time: dropped", "schedule_id", scheduleID)
@@ -139,13 +153,24 @@ func (d *Driver) fire(ctx context.Context, scheduleID string, at time.Time) erro
 	}
 	s, err := d.Store.GetSchedule(ctx, scheduleID)
 	if errors.Is(err, contracts.ErrNotFound) {
-		d.log().WarnContext(ctx, "firing of unknown schedule: dropped", "schedule_id", scheduleID)
+		d.log().WarnContext(ctx, "firing of unknown or deleted schedule: dropped", "schedule_id", scheduleID)
 		return nil
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("firing schedule %s: %w", scheduleID, err)
 	}
-	return d.Fire(ctx, s, at)
+	if s.Paused {
+		d.log().InfoContext(ctx, "firing of paused schedule: dropped", "schedule_id", scheduleID, "scheduled_at", at)
+		return nil
+	}
+	run := contracts.WorkflowRun{ID: ids.ScheduledRun(s.ID, at), ScheduleID: s.ID, ScheduledAt: at.UTC(), Input: s.Input, Owner: s.Owner, StartedAt: at.UTC()}
+	wf, err := d.Store.GetWorkflow(ctx, s.WorkflowID)
+	if err != nil {
+		return fmt.Errorf("firing schedule %s: %w", s.ID, err)
+	}
+	run.WorkflowID, run.Script = wf.ID, wf.Script
+	_, err = d.Start(ctx, run)
+	return err
 }
 
 // evaluate runs the script once against the known results and acts on
@@ -193,7 +218,13 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair
 		}
 		next.ResultsSeen = len(results)
 		next.UpdatedAt = d.now()
-		if _, err := d.Store.UpdateRun(ctx, next, run.Version); err != nil && !errors.Is(err, contracts.ErrConflict) {
+		_, err := d.Store.UpdateRun(ctx, next, run.Version)
+		if errors.Is(err, contracts.ErrConflict) {
+			// A cancel asked meanwhile may have missed the nodes just
+			// started: sweep them now.
+			return d.sweepIfCancelled(ctx, run.ID)
+		}
+		if err != nil {
 			return fmt.Errorf("recording evaluation of run %s: %w", run.ID, err)
 		}
 		return nil

@@ -81,8 +81,12 @@ func (d *Driver) startNode(ctx context.Context, run contracts.WorkflowRun, p con
 		return d.nodeFailed(ctx, run.ID, p.ID, "invalid node: "+err.Error())
 	}
 	now := d.now()
+	owner := run.Owner // the run's owner sees its nodes' sessions
+	if owner == "" {
+		owner = "workflow:" + run.ID // a run from before runs had owners
+	}
 	_, err := d.Engine.Journal.CreateSession(ctx, contracts.Session{
-		ID: sid, Owner: "workflow:" + run.ID, Spec: spec, Workflow: &contracts.WorkflowRef{RunID: run.ID, NodeID: p.ID},
+		ID: sid, Owner: owner, Spec: spec, Workflow: &contracts.WorkflowRef{RunID: run.ID, NodeID: p.ID},
 		CreatedAt: now, UpdatedAt: now,
 	})
 	if err != nil && !errors.Is(err, contracts.ErrExists) {

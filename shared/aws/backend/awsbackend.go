@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/aws/dynamo"
+	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/aws/s3blob"
 	"github.com/cairnrun/cairn/shared/aws/sqsqueue"
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -36,7 +37,10 @@ const (
 	EnvEndpoint    = "AWS_ENDPOINT_URL"
 	EnvSandboxDir  = "CAIRN_SANDBOX_DIR"
 	EnvLeaseTTL    = "CAIRN_LEASE_TTL_SECONDS"
-	EnvToken       = "CAIRN_API_TOKEN"
+	// EnvOperators names the principals that may read and cancel
+	// everyone's work, comma-separated (lambdafn.ParseOperators: IAM ARNs,
+	// roles, "ISSUER|SUBJECT"); only the api function needs it.
+	EnvOperators = "CAIRN_OPERATORS"
 	// EnvDefaultModel is the model of sessions that name none (default
 	// DefaultModel: Bedrock, IAM-authenticated).
 	EnvDefaultModel = "CAIRN_DEFAULT_MODEL"
@@ -58,9 +62,12 @@ type Config struct {
 	Workflows  Workflows           // served with the workflow queue and an isolate
 	Getenv     func(string) string // resolves env: secret references; nil = none
 	LeaseTTL   time.Duration       // default turn.DefaultLeaseTTL (30 s), renewed every third while a handler works
-	Token      string              // API bearer token; empty behind an IAM/JWT authorizer
-	Env        []string            // base environment of sandboxed commands
-	Log        *slog.Logger
+	// Operators may read and cancel everyone's work (EnvOperators). Every
+	// request's principal is the API Gateway authorizer's caller
+	// (lambdafn.Authenticate); there is no bearer token on AWS.
+	Operators []string
+	Env       []string // base environment of sandboxed commands
+	Log       *slog.Logger
 	// Clock of the store (ttl stamps) and the runtime (leases, ids); nil =
 	// the wall clock. Tests set a manual one.
 	Clock contracts.Clock
@@ -78,7 +85,10 @@ var Queues = []string{
 func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		Region: getenv(EnvRegion), Endpoint: getenv(EnvEndpoint), Table: getenv(EnvTable), Bucket: getenv(EnvBucket),
-		SandboxDir: getenv(EnvSandboxDir), Token: getenv(EnvToken), QueueURLs: map[string]string{}, Getenv: getenv,
+		SandboxDir: getenv(EnvSandboxDir), QueueURLs: map[string]string{}, Getenv: getenv,
+	}
+	if ops := getenv(EnvOperators); ops != "" {
+		c.Operators = strings.Split(ops, ",")
 	}
 	fg, missing, err := fargateFromEnv(getenv)
 	if err != nil {
@@ -122,6 +132,10 @@ func QueueEnv(queue string) string {
 func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 	if c.Table == "" || c.Bucket == "" {
 		return nil, errors.New("aws backend: Table and Bucket are required")
+	}
+	ops, err := lambdafn.ParseOperators(c.Operators)
+	if err != nil {
+		return nil, fmt.Errorf("aws backend: %s: %w", EnvOperators, err)
 	}
 	var awsCfg aws.Config
 	if c.AWS != nil {
@@ -179,7 +193,7 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		Sandboxes: boxes, Registry: tools.NewRegistry(), Models: models,
 		Clock: clock, IDs: ids.New(clock),
 	}
-	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Token: c.Token, LeaseTTL: lease, Log: c.Log, DefaultModel: def}
+	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def}
 	workflowPorts(c, awsCfg, store, &ports, &rc)
 	return assemble.New(ports, rc)
 }

@@ -42,6 +42,21 @@ func TestFromEnvNamesWhatIsMissing(t *testing.T) {
 	}
 }
 
+// CAIRN_OPERATORS is read as a list; an entry that names no principal
+// the authorizer can produce stops the function at boot.
+func TestOperatorsFromEnv(t *testing.T) {
+	m := fullEnv()
+	m["CAIRN_OPERATORS"] = "arn:aws:iam::111122223333:role/Ops,https://idp/|root"
+	c, err := backend.FromEnv(env(m))
+	if err != nil || len(c.Operators) != 2 || c.Operators[1] != "https://idp/|root" {
+		t.Fatalf("FromEnv: %q, %v", c.Operators, err)
+	}
+	m["CAIRN_OPERATORS"] = "arn:aws:s3:::bucket"
+	if _, err := backend.Boot(context.Background(), env(m), nil); err == nil || !strings.Contains(err.Error(), "CAIRN_OPERATORS") {
+		t.Fatalf("Boot with a bad operator: %v", err)
+	}
+}
+
 // BenchmarkBoot is a function's init work after the process starts:
 // reading the environment, loading the SDK config, building the clients
 // and adapters and assembling the runtime (no AWS call is made).

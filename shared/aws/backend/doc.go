@@ -10,7 +10,12 @@
 // LocalStack or moto. Provision creates the table, bucket and queues on
 // such a local endpoint (on AWS the CDK app owns them).
 //
-// It may import shared/assemble, shared/aws/dynamo, shared/aws/s3blob,
+// A request's principal is who API Gateway's authorizer (IAM or JWT) says
+// made it, as lambdafn.APIHandler puts it in the request's context
+// (lambdafn.Authenticate); Config.Operators (CAIRN_OPERATORS) are the
+// operators. There is no bearer token on AWS.
+//
+// It may import shared/assemble, shared/aws/dynamo, shared/aws/lambdafn, shared/aws/s3blob,
 // shared/aws/sqsqueue, shared/contracts, shared/ids, shared/model/providers,
 // shared/sandbox/fargate, shared/sandbox/local, shared/sandbox/placement,
 // shared/secrets, shared/tools, shared/workflow/isolate,

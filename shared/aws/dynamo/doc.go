@@ -31,9 +31,11 @@
 //
 //	item            pk               sk                    other attributes                                  used by
 //	session         SESS#<sess>      SESSION               body|blob, version(N), write_id,                  CreateSession (Put, attribute_not_exists, ALL_OLD),
-//	                                                       gsi1pk=SESSIONS#<0-7>, gsi1sk=<sess>              GetSession (GetItem, consistent),
-//	                                                                                                         UpdateSession (Put, version = :expected, ALL_OLD),
-//	                                                                                                         ListSessions (gsi1, 8 shards, newest id first)
+//	                                                       gsi1pk=SESSIONS#<0-7>, gsi1sk=<sess>,             GetSession (GetItem, consistent),
+//	                                                       owner (when set)                                  UpdateSession (Put, version = :expected, ALL_OLD),
+//	                                                                                                         ListSessions (gsi1, 8 shards, newest id first;
+//	                                                                                                         an owner's: FilterExpression owner = :o, paged
+//	                                                                                                         on past the pre-filter Limit)
 //	submission      SESS#<sess>      SUB#<sub>             body|blob, version(N), phase, lsk=<phase>#<sub>,  CreateSubmission (Put, attribute_not_exists),
 //	                                                       write_id,
 //	                                                       non-terminal only: gsi1pk=UNFINISHED#<0-7>,       GetSubmission (GetItem, consistent),
@@ -75,7 +77,10 @@
 //	schedule        SCHED#<id>       SCHEDULE              body|blob, gsi1pk=SCHEDULES#<0-7>, gsi1sk=<id>,   CreateSchedule (Put, attribute_not_exists, ALL_OLD),
 //	                                                       write_id
 //	                                                                                                         GetSchedule (GetItem, consistent),
-//	                                                                                                         ListSchedules (gsi1, 8 shards, id order)
+//	                                                                                                         ListSchedules (gsi1, 8 shards, id order),
+//	                                                                                                         UpdateSchedule (Put, attribute_exists(pk):
+//	                                                                                                         never resurrects a deleted one),
+//	                                                                                                         DeleteSchedule (DeleteItem, unconditional)
 //
 // Every Query follows LastEvaluatedKey until its limit is met.
 //

@@ -123,7 +123,7 @@ func TestPagination(t *testing.T) {
 	check("ListEvents(after 2, limit 3)", keys, []string{"k2", "k3", "k4"}, err)
 	st, err := s.GetStream(ctx, p)
 	check("GetStream chunks", st.Chunks, chunks, err)
-	sess, err := s.ListSessions(ctx, 0)
+	sess, err := s.ListSessions(ctx, "", 0)
 	var sessIDs []string
 	for _, x := range sess {
 		if strings.HasPrefix(x.ID, p) {
@@ -135,6 +135,48 @@ func TestPagination(t *testing.T) {
 		newestFirst = append(newestFirst, wantIDs[i])
 	}
 	check("ListSessions", sessIDs, newestFirst, err)
-	three, err := s.ListSessions(ctx, 3)
+	three, err := s.ListSessions(ctx, "", 3)
 	check("len(ListSessions(3))", len(three), 3, err)
+}
+
+// An owner's sessions among many of others' are found past DynamoDB's
+// pre-filter Limit, page after page, up to the limit asked.
+func TestListSessionsOfAnOwnerPagesPastTheFilter(t *testing.T) {
+	e := env(t)
+	s := e.store(t, Options{})
+	s.pageSize = 2 // two items read per page, before the filter
+	ctx := awstest.Context(t)
+	p := uniq(t)
+	var mine []string
+	for i := range 30 {
+		owner := p + "-other"
+		if i%6 == 5 {
+			owner = p + "-me"
+		}
+		id := fmt.Sprintf("%s-%02d", p, i)
+		if _, err := s.CreateSession(ctx, contracts.Session{ID: id, Owner: owner, CreatedAt: t0}); err != nil {
+			t.Fatalf("CreateSession: %v", err)
+		}
+		if owner == p+"-me" {
+			mine = append([]string{id}, mine...) // newest first
+		}
+	}
+	got, err := s.ListSessions(ctx, p+"-me", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, x := range got {
+		if x.Owner != p+"-me" {
+			t.Fatalf("ListSessions(%s-me) holds %s of %s", p, x.ID, x.Owner)
+		}
+		ids = append(ids, x.ID)
+	}
+	if !reflect.DeepEqual(ids, mine) {
+		t.Fatalf("ListSessions(owner) = %v, want %v", ids, mine)
+	}
+	three, err := s.ListSessions(ctx, p+"-me", 3)
+	if err != nil || len(three) != 3 || three[0].ID != mine[0] {
+		t.Fatalf("ListSessions(owner, 3) = %d sessions (%v), want 3 from %s", len(three), err, mine[0])
+	}
 }

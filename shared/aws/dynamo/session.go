@@ -24,12 +24,19 @@ func (s *Store) sessionItem(ctx context.Context, sess contracts.Session) (item, 
 	if err != nil {
 		return nil, err
 	}
-	return with(key(sessionPK(sess.ID), skSession), body, item{
+	extra := item{
 		attrVersion: num(sess.Version),
 		attrGSIPK:   str("SESSIONS#" + strconv.Itoa(shard(sess.ID))),
 		attrGSISK:   str(sess.ID),
-	}), nil
+	}
+	if sess.Owner != "" {
+		extra[attrOwner] = str(sess.Owner) // beside the body, which may be a claim check
+	}
+	return with(key(sessionPK(sess.ID), skSession), body, extra), nil
 }
+
+// attrOwner is a session's Owner (S), what ListSessions filters on.
+const attrOwner = "owner"
 
 // CreateSession stores sess with Version 1, or returns ErrExists (not when
 // the SDK's retry of this call finds the session its first attempt stored).
@@ -101,9 +108,12 @@ func (s *Store) putVersioned(ctx context.Context, it item, expected int64) error
 }
 
 // ListSessions returns up to limit sessions (≤ 0: all), newest id first,
-// merged from the GSI shards (eventually consistent).
-func (s *Store) ListSessions(ctx context.Context, limit int) ([]contracts.Session, error) {
-	its, err := s.queryShards(ctx, "SESSIONS#", limit, false)
+// merged from the GSI shards (eventually consistent); only owner's when
+// owner is not "" (a filter on the owner attribute: each shard's Query
+// pages on until it has limit matches or reaches its end, since
+// DynamoDB's Limit counts the items read before the filter).
+func (s *Store) ListSessions(ctx context.Context, owner string, limit int) ([]contracts.Session, error) {
+	its, err := s.queryIndex(ctx, "SESSIONS#", owner, limit, false)
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}
@@ -120,6 +130,12 @@ func (s *Store) ListSessions(ctx context.Context, limit int) ([]contracts.Sessio
 // to limit items each, and merges them by gsi1sk (ascending when forward)
 // keeping at most limit (≤ 0: all).
 func (s *Store) queryShards(ctx context.Context, prefix string, limit int, forward bool) ([]item, error) {
+	return s.queryIndex(ctx, prefix, "", limit, forward)
+}
+
+// queryIndex is queryShards keeping only the items whose owner attribute
+// is owner, when owner is not "".
+func (s *Store) queryIndex(ctx context.Context, prefix, owner string, limit int, forward bool) ([]item, error) {
 	var (
 		wg   sync.WaitGroup
 		per  = make([][]item, shards)
@@ -132,6 +148,11 @@ func (s *Store) queryShards(ctx context.Context, prefix string, limit int, forwa
 				KeyConditionExpression:    new("gsi1pk = :p"),
 				ExpressionAttributeValues: item{":p": str(prefix + strconv.Itoa(i))},
 				ScanIndexForward:          new(forward),
+			}
+			if owner != "" {
+				in.FilterExpression = new("#o = :o")
+				in.ExpressionAttributeNames = map[string]string{"#o": attrOwner}
+				in.ExpressionAttributeValues[":o"] = str(owner)
 			}
 			errs[i] = s.query(ctx, in, limit, func(it item) (bool, error) {
 				per[i] = append(per[i], it)

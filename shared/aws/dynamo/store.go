@@ -238,17 +238,30 @@ func (s *Store) getItem(ctx context.Context, pk, sk string) (item, error) {
 	return out.Item, nil
 }
 
+// filteredPage is the least a filtered Query reads per page: most of what
+// it reads may not match, and a page of limit-minus-found items would take
+// a round trip for every few matches.
+const filteredPage = 100
+
 // query runs in and feeds each item to each, following LastEvaluatedKey,
 // until the items run out, limit (> 0) items were fed, or each says stop.
+// With a FilterExpression, only matching items are fed and counted.
 func (s *Store) query(ctx context.Context, in *dynamodb.QueryInput, limit int, each func(item) (bool, error)) error {
 	in.TableName = s.table
 	fed := 0
 	for {
 		in.Limit = nil
-		if n := s.pageSize; n > 0 || limit > 0 {
-			if limit > 0 && (n == 0 || int32(min(limit-fed, 1<<30)) < n) {
-				n = int32(min(limit-fed, 1<<30))
+		var n int32
+		if limit > 0 {
+			n = int32(min(limit-fed, 1<<30))
+			if in.FilterExpression != nil {
+				n = max(n, filteredPage) // Limit counts the items read before the filter: read ahead
 			}
+		}
+		if s.pageSize > 0 && (n == 0 || s.pageSize < n) {
+			n = s.pageSize
+		}
+		if n > 0 {
 			in.Limit = &n
 		}
 		out, err := s.db.Query(ctx, in)

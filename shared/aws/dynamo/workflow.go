@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -12,6 +14,7 @@ import (
 //
 //	workflow     WF#<wf>     WORKFLOW                      body|blob
 //	schedule     SCHED#<id>  SCHEDULE                      body|blob, gsi1pk=SCHEDULES#<0-7>, gsi1sk=<id>
+//	                                                       (UpdateSchedule: attribute_exists; DeleteSchedule: DeleteItem)
 //	run          RUN#<run>   RUN                           body|blob, version
 //	run pointer  WF#<wf>     RUN#<started_at>#<run>        run
 //	node         RUN#<run>   NODE#<node>                   body|blob (no result), seq, lsk=NODE#<seq:010>#<node>,
@@ -69,17 +72,60 @@ func (w *Workflows) CreateSchedule(ctx context.Context, sc contracts.Schedule) (
 	if sc.ID == "" {
 		return contracts.Schedule{}, fmt.Errorf("creating schedule: empty id: %w", contracts.ErrInvalid)
 	}
-	body, err := w.s.encode(ctx, sc)
+	it, err := w.s.scheduleItem(ctx, sc)
 	if err == nil {
-		err = w.s.putNew(ctx, with(key(schedulePK(sc.ID), skSchedule), body, item{
-			attrGSIPK: str("SCHEDULES#" + strconv.Itoa(shard(sc.ID))),
-			attrGSISK: str(sc.ID),
-		}))
+		err = w.s.putNew(ctx, it)
 	}
 	if err != nil {
 		return contracts.Schedule{}, fmt.Errorf("creating schedule %s: %w", sc.ID, err)
 	}
 	return sc, nil
+}
+
+// scheduleItem is the whole item of sc, with the sparse GSI keys that
+// ListSchedules reads.
+func (s *Store) scheduleItem(ctx context.Context, sc contracts.Schedule) (item, error) {
+	body, err := s.encode(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	return with(key(schedulePK(sc.ID), skSchedule), body, item{
+		attrGSIPK: str("SCHEDULES#" + strconv.Itoa(shard(sc.ID))),
+		attrGSISK: str(sc.ID),
+	}), nil
+}
+
+// UpdateSchedule puts sc whole if schedule sc.ID exists (attribute_exists:
+// a put never resurrects a schedule a delete removed); ErrNotFound if it
+// does not. A retry of a put whose answer was lost meets an item that
+// still exists and succeeds again: no write id is needed.
+func (w *Workflows) UpdateSchedule(ctx context.Context, sc contracts.Schedule) (contracts.Schedule, error) {
+	if sc.ID == "" {
+		return contracts.Schedule{}, fmt.Errorf("updating schedule: empty id: %w", contracts.ErrInvalid)
+	}
+	it, err := w.s.scheduleItem(ctx, sc)
+	if err == nil {
+		_, err = w.s.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: w.s.table, Item: it, ConditionExpression: new("attribute_exists(pk)"),
+		})
+		if _, failed := conditionFailed(err); failed {
+			err = contracts.ErrNotFound
+		}
+	}
+	if err != nil {
+		return contracts.Schedule{}, fmt.Errorf("updating schedule %s: %w", sc.ID, err)
+	}
+	return sc, nil
+}
+
+// DeleteSchedule deletes the schedule's item (unconditionally: deleting an
+// absent item succeeds, so a retried or repeated delete is harmless).
+func (w *Workflows) DeleteSchedule(ctx context.Context, id string) error {
+	_, err := w.s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: w.s.table, Key: key(schedulePK(id), skSchedule)})
+	if err != nil {
+		return fmt.Errorf("deleting schedule %s: %w", id, err)
+	}
+	return nil
 }
 
 // GetSchedule returns the schedule (consistent read) or ErrNotFound.

@@ -19,8 +19,10 @@ import (
 // values joined by commas, cookies moved from the Cookie header to the
 // cookies field, requestContext.http filled in, and the body as text
 // (isBase64Encoded false; a body that is not UTF-8 is base64-encoded, as
-// API Gateway does for binary payloads).
-func APIEvent(method, path string, header http.Header, body []byte) events.APIGatewayV2HTTPRequest {
+// API Gateway does for binary payloads). An authorizer (IAM or JWT) puts
+// the caller in requestContext.authorizer as API Gateway does once it has
+// authorized the request; without one the event names no caller.
+func APIEvent(method, path string, header http.Header, body []byte, authorizer ...*events.APIGatewayV2HTTPRequestContextAuthorizerDescription) events.APIGatewayV2HTTPRequest {
 	rawPath, rawQuery, _ := strings.Cut(path, "?")
 	ev := events.APIGatewayV2HTTPRequest{
 		Version:        "2.0",
@@ -81,5 +83,28 @@ func APIEvent(method, path string, header http.Header, body []byte) events.APIGa
 			UserAgent: ev.Headers["user-agent"],
 		},
 	}
+	for _, a := range authorizer {
+		ev.RequestContext.Authorizer = a
+	}
 	return ev
+}
+
+// IAM is the authorizer context of a request signed (SigV4) by the IAM
+// principal callerARN, e.g. "arn:aws:sts::123456789012:assumed-role/Dev/alice".
+func IAM(callerARN string) *events.APIGatewayV2HTTPRequestContextAuthorizerDescription {
+	account := ""
+	if p := strings.SplitN(callerARN, ":", 6); len(p) == 6 {
+		account = p[4]
+	}
+	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{
+		AccountID: account, UserARN: callerARN, CallerID: callerARN[strings.LastIndex(callerARN, "/")+1:],
+	}}
+}
+
+// JWT is the authorizer context of a request whose bearer JWT a JWT
+// authorizer accepted, with its iss and sub claims.
+func JWT(issuer, subject string) *events.APIGatewayV2HTTPRequestContextAuthorizerDescription {
+	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
+		Claims: map[string]string{"iss": issuer, "sub": subject},
+	}}
 }

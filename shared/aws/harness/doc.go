@@ -8,7 +8,8 @@
 // DLQ after maxReceiveCount). A handler error, a panic, a timeout or a
 // response naming a record not in the batch fails the whole batch, as on
 // Lambda. APIEvent builds the API Gateway HTTP API event the api function
-// receives.
+// receives, with the authorizer context of an IAM caller (IAM) or a JWT
+// (JWT) when given one, so tests act as different principals.
 //
 // It serves tests and `cairn dev --backend aws`; production uses the real
 // event source mapping. It is given the handlers; it never imports them.
@@ -24,5 +25,6 @@
 //	}}}
 //	go h.Run(ctx)
 //
-//	resp, err := lambdafn.APIHandler(api)(ctx, harness.APIEvent("POST", "/v1/sessions?x=1", hdr, body))
+//	resp, err := lambdafn.APIHandler(api)(ctx, harness.APIEvent("POST", "/v1/sessions?x=1", hdr, body,
+//		harness.IAM("arn:aws:sts::123456789012:assumed-role/Dev/alice")))
 package harness

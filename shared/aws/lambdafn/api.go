@@ -11,7 +11,14 @@ import (
 // APIHandler returns a Lambda handler that serves API Gateway HTTP API
 // (payload format 2.0) requests with h: the same http.Handler `cairn dev`
 // serves on loopback, through aws-lambda-go-api-proxy's v2 adapter. The
-// request's context is the invocation's.
+// request's context is the invocation's, carrying the caller the event's
+// authorizer context names (Caller; Authenticate makes it the request's
+// principal) — read from the request context API Gateway fills in, never
+// from a header.
 func APIHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	return httpadapter.NewV2(h).ProxyWithContext
+	proxy := httpadapter.NewV2(h)
+	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		name, err := CallerName(ev.RequestContext)
+		return proxy.ProxyWithContext(context.WithValue(ctx, callerKey{}, caller{name: name, err: err}), ev)
+	}
 }

@@ -15,6 +15,14 @@
 // reporting it as a failure so it ends in the queue's DLQ rather than being
 // handled by the wrong function.
 //
+// APIHandler reads who made a request from the event's authorizer context
+// (CallerName: an IAM caller's ARN, an assumed-role session normalised to
+// arn:…:sts::ACCOUNT:assumed-role/ROLE/SESSION, or a JWT's
+// "ISSUER|SUBJECT") into the request's context, never from a header the
+// caller could write; Authenticate turns it into the request's
+// contracts.Principal, an operator when Operators (CAIRN_OPERATORS) names
+// it or its role. No authorizer context is a 401.
+//
 // Log lines are written with the invocation's context, so the functions'
 // logger, aws-lambda-go's lambdacontext.NewLogHandler, adds the request id
 // to each.

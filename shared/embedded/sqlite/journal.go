@@ -64,9 +64,13 @@ func (s *Store) UpdateSession(ctx context.Context, sess contracts.Session, expec
 	return sess, nil
 }
 
-// ListSessions returns up to limit sessions (≤ 0: all), newest id first.
-func (s *Store) ListSessions(ctx context.Context, limit int) ([]contracts.Session, error) {
-	rows, err := s.query(ctx, `SELECT body FROM sessions ORDER BY id DESC LIMIT ?`, limitArg(limit))
+// ListSessions returns up to limit sessions (≤ 0: all), newest id first;
+// only owner's when owner is not "" (the owner is read from the JSON body,
+// so databases written before owners were filtered need no migration).
+func (s *Store) ListSessions(ctx context.Context, owner string, limit int) ([]contracts.Session, error) {
+	rows, err := s.query(ctx, `SELECT body FROM sessions
+		WHERE ? = '' OR json_extract(CAST(body AS TEXT), '$.owner') = ?
+		ORDER BY id DESC LIMIT ?`, owner, owner, limitArg(limit))
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}

@@ -92,3 +92,32 @@ func (w *Workflows) ListSchedules(ctx context.Context) ([]contracts.Schedule, er
 	}
 	return out, nil
 }
+
+// UpdateSchedule replaces schedule sc.ID with sc; ErrNotFound if there is
+// none (an UPDATE never inserts, so a pause racing a delete cannot bring
+// the schedule back).
+func (w *Workflows) UpdateSchedule(ctx context.Context, sc contracts.Schedule) (contracts.Schedule, error) {
+	if sc.ID == "" {
+		return contracts.Schedule{}, fmt.Errorf("updating schedule: empty id: %w", contracts.ErrInvalid)
+	}
+	body, err := json.Marshal(sc)
+	if err != nil {
+		return contracts.Schedule{}, fmt.Errorf("updating schedule %s: %w", sc.ID, err)
+	}
+	res, err := w.s.exec(ctx, `UPDATE schedules SET workflow_id = ?, body = ? WHERE id = ?`, sc.WorkflowID, body, sc.ID)
+	if err != nil {
+		return contracts.Schedule{}, fmt.Errorf("updating schedule %s: %w", sc.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return contracts.Schedule{}, fmt.Errorf("updating schedule %s: %w", sc.ID, contracts.ErrNotFound)
+	}
+	return sc, nil
+}
+
+// DeleteSchedule removes schedule id; an absent one is not an error.
+func (w *Workflows) DeleteSchedule(ctx context.Context, id string) error {
+	if _, err := w.s.exec(ctx, `DELETE FROM schedules WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("deleting schedule %s: %w", id, err)
+	}
+	return nil
+}

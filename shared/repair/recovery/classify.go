@@ -30,6 +30,7 @@ const (
 	StateToolsDoneNotAdvanced      State = "tools_done_not_advanced"
 	StateFinalNotCommitted         State = "final_not_committed"
 	StateUnknown                   State = "unknown"
+	StateCancelRequested           State = "cancel_requested"
 )
 
 // Action is the one recovery step a state calls for.
@@ -45,6 +46,7 @@ const (
 	ActionNewAttempt    Action = "new_attempt"    // wake the model phase, which leases a new attempt and a new stream key
 	ActionEnqueueTools  Action = "enqueue_tools"  // wake the tools phase
 	ActionEnqueueCommit Action = "enqueue_commit" // wake the commit phase
+	ActionFinishCancel  Action = "finish_cancel"  // end the turn CANCELLED (its asker stopped before it did)
 )
 
 // actions maps every state to its one action.
@@ -68,6 +70,7 @@ var actions = map[State]Action{
 	StateToolsDoneNotAdvanced:      ActionEnqueueTools,
 	StateFinalNotCommitted:         ActionEnqueueCommit,
 	StateUnknown:                   ActionNone,
+	StateCancelRequested:           ActionFinishCancel,
 }
 
 // Action returns the state's recovery action.
@@ -101,6 +104,8 @@ func ClassifySubmission(sub contracts.Submission, ev Evidence) Classification {
 	switch {
 	case sub.Phase.Terminal():
 		return classified(StateTerminal, "%s", sub.Phase)
+	case sub.Cancel != nil:
+		return classified(StateCancelRequested, "%s asked at %s", sub.Cancel.By, sub.Cancel.At.Format("15:04:05"))
 	case ev.DeadLetter != nil:
 		d := ev.DeadLetter
 		c := classified(StatePoisoned, "")
@@ -129,7 +134,7 @@ func ClassifySubmission(sub contracts.Submission, ev Evidence) Classification {
 	if sub.LeaseOwner == "" && ev.Now.Sub(sub.UpdatedAt) < ev.StuckAfter {
 		return classified(StateProgressing, "%s step %d advanced %s ago", sub.Phase, sub.Step, ev.Now.Sub(sub.UpdatedAt))
 	}
-	if ev.MaxAttempts > 0 && sub.Attempt >= ev.MaxAttempts {
+	if ev.MaxAttempts > 0 && sub.Attempt-sub.AttemptFloor >= ev.MaxAttempts {
 		c := classified(StateAttemptsExhausted, "")
 		c.Reason = fmt.Sprintf("attempts_exhausted:%s step %d", sub.Phase, sub.Step)
 		return c

@@ -139,6 +139,13 @@ func TestClassifySubmission(t *testing.T) {
 		{name: "final answer recorded, not committed", sub: stuck(contracts.PhaseCommit), ev: evidence(),
 			state: StateFinalNotCommitted, action: ActionEnqueueCommit},
 		{name: "unknown phase", sub: stuck("LATER"), ev: evidence(), state: StateUnknown, action: ActionNone},
+		{name: "cancel requested, even under a live lease or attempts exhausted", sub: stuck(contracts.PhaseModel, func(s *contracts.Submission) {
+			s.Cancel = &contracts.Cancel{By: "alice", At: now}
+			s.Attempt, s.LeaseOwner, s.LeaseUntil = 9, "other", now.Add(time.Minute)
+		}), ev: evidence(func(ev *Evidence) { ev.LeaseLive = true }), state: StateCancelRequested, action: ActionFinishCancel, reason: "cancel_requested: alice asked"},
+		{name: "attempts since a retry's floor", sub: stuck(contracts.PhaseModel, func(s *contracts.Submission) {
+			s.Attempt, s.AttemptFloor, s.StreamKey = 7, 5, "k"
+		}), ev: evidence(), state: StateStreamIncomplete, action: ActionNewAttempt},
 	}
 	seen := map[State]bool{}
 	for _, c := range cases {

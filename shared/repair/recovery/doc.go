@@ -19,12 +19,13 @@
 //	state                        | evidence                                           | action
 //	-----------------------------+----------------------------------------------------+----------------------------------------
 //	terminal                     | COMMITTED, FAILED or CANCELLED                     | none
+//	cancel_requested             | a cancel was asked for (Cancel set)                | finish_cancel (end it CANCELLED, start the next)
 //	poison                       | a wake-up of it was dead-lettered                  | fail "poison: <queue> message …"
 //	leased                       | another owner's lease is live                      | wait (the holder works on it)
 //	parked_expired               | TOOLS, a pending approval past its expiry          | deny_expired (deny it, wake tools)
 //	parked                       | TOOLS, pending approvals with time left            | wait (a decision or its timeout)
 //	progressing                  | no lease, advanced less than StuckAfter ago        | wait (its wake-up is in flight)
-//	attempts_exhausted           | attempt ≥ MaxAttempts                              | fail "attempts_exhausted:<phase> step n"
+//	attempts_exhausted           | attempts since AttemptFloor ≥ MaxAttempts          | fail "attempts_exhausted:<phase> step n"
 //	leaf_missing                 | the record's leaf node is not in the transcript    | fail "leaf_missing:<phase> step n …"
 //	waiting_behind_another       | ACCEPTED, the session runs another turn            | wait (its commit starts this one)
 //	not_started                  | ACCEPTED, the session is free (or its claim stuck) | start_session (begin, enqueue model)

@@ -25,6 +25,7 @@ type scenario struct {
 	name     string
 	spec     contracts.SessionSpec
 	decide   contracts.Decision // answer to a parked approval; "" = none expected
+	cancel   bool               // cancel the turn once it is parked (instead of deciding)
 	want     contracts.Phase
 	wantErr  string
 	mutating []string // workspace files a mutating tool appends one line to
@@ -38,6 +39,8 @@ var scenarios = []scenario{
 		want: contracts.PhaseCommitted, mutating: []string{"approved.txt"}},
 	{name: "approval-deny", spec: contracts.SessionSpec{Model: "scripted:approval", Policy: askBash()}, decide: contracts.Deny,
 		want: contracts.PhaseCommitted, mutating: []string{"approved.txt"}},
+	{name: "approval-cancel", spec: contracts.SessionSpec{Model: "scripted:approval", Policy: askBash()}, cancel: true,
+		want: contracts.PhaseCancelled, wantErr: "cancelled by system: " + cancelReason, mutating: []string{"approved.txt"}},
 	{name: "limit", spec: contracts.SessionSpec{Model: "scripted:loop", Limits: contracts.Limits{MaxSteps: 3}},
 		want: contracts.PhaseFailed, wantErr: "limit_tripped:steps"},
 }
@@ -47,8 +50,9 @@ func askBash() contracts.Policy {
 }
 
 const (
-	prompt  = "hello crash"
-	idemKey = "crash-key-1"
+	cancelReason = "the crash test cancels it"
+	prompt       = "hello crash"
+	idemKey      = "crash-key-1"
 	// maxRounds bounds the "process died: advance, repair, drain" loop. One
 	// crash needs one round; the bound stays far below the default wall
 	// limit (each round moves the clock by turn.DefaultLeaseTTL+1m).
@@ -182,6 +186,10 @@ func run(t *testing.T, open opener, sc scenario, plan *crashpoint.Plan) outcome 
 			drain(t, h)
 			continue
 		}
+		if sc.cancel && cancelParked(t, h, cur) {
+			drain(t, h)
+			continue
+		}
 		if round >= maxRounds {
 			o.fail("not terminal after %d repair rounds: phase %s step %d", round, cur.Phase, cur.Step)
 			break
@@ -228,6 +236,15 @@ func run(t *testing.T, open opener, sc scenario, plan *crashpoint.Plan) outcome 
 	if final.Phase == contracts.PhaseCommitted {
 		if s, err := h.rt.Ports.Journal.GetSession(ctx, sess.ID); err != nil || s.Head != final.Leaf || s.Active != "" {
 			o.fail("session after commit: head %q active %q, want head %q active \"\" (%v)", s.Head, s.Active, final.Leaf, err)
+		}
+	} else if final.Phase.Terminal() {
+		// A cancel frees the session before it ends the turn; a failure
+		// after (a crash between leaves Active naming the FAILED turn,
+		// which StartNext treats as free).
+		s, err := h.rt.Ports.Journal.GetSession(ctx, sess.ID)
+		free := s.Active == "" || (final.Phase == contracts.PhaseFailed && s.Active == final.ID)
+		if err != nil || !free || s.Head == final.Leaf {
+			o.fail("session after %s: head %q active %q, want the head not moved to %q and active \"\" (%v)", final.Phase, s.Head, s.Active, final.Leaf, err)
 		}
 	}
 	o.files = map[string]string{}
@@ -288,6 +305,25 @@ func decidePending(t *testing.T, h *world, sessionID string, sub contracts.Submi
 		}
 	}
 	return found
+}
+
+// cancelParked cancels a parked submission whose cancel is not recorded
+// yet, as a client does — again after a 5xx when the crash lost the
+// request. A crash after the request was recorded is left to repair, which
+// must finish it. It reports whether it asked.
+func cancelParked(t *testing.T, h *world, sub contracts.Submission) bool {
+	t.Helper()
+	if sub.Phase != contracts.PhaseTools || sub.Cancel != nil || len(sub.Approvals) == 0 {
+		return false
+	}
+	var err error
+	if crashpoint.Recover(func() { _, err = h.rt.Engine.Cancel(context.Background(), sub.SessionID, sub.ID, cancelReason) }) {
+		return true
+	}
+	if err != nil {
+		t.Fatalf("cancelling %s: %v", sub.ID, err)
+	}
+	return true
 }
 
 // drain handles queued messages until every queue is empty, like

@@ -4,8 +4,9 @@
 //
 // It owns ManualClock, the Harness that assembles an assemble.Runtime exactly
 // as `cairn dev` would, but in a temporary directory with lease owner Owner
-// and a logger that reports WARN and above through the test log, and the
-// helpers the engine's tests share: create sessions, accept prompts, drain
+// and a logger that reports WARN and above through the test log, its API
+// taking every request for User's (NewConfig: with a runtime configuration
+// of the test's, e.g. how its API authenticates), and the helpers the engine's tests share: create sessions, accept prompts, drain
 // the queues, read and rewrite submissions, render transcripts, lose or peek
 // at queued messages and run a repair pass. Workflows (with the InProcess
 // evaluator) serves workflows, with StartRun and EveryNodeOnce to drive and

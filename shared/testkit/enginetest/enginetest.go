@@ -3,6 +3,7 @@ package enginetest
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,11 @@ var Start = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 // Owner is the lease owner id of a Harness's runtime.
 const Owner = "test-owner"
+
+// User is the principal a Harness creates sessions for (Session), and the
+// principal of every request to its API unless the configuration says how
+// the API authenticates.
+const User = "test"
 
 // ManualClock is a clock tests move by hand. It is safe for concurrent use.
 type ManualClock struct {
@@ -66,6 +72,13 @@ type Harness struct {
 // assembly. The store is closed when the test ends.
 func New(t testing.TB, opts ...func(*assemble.Ports)) *Harness {
 	t.Helper()
+	return NewConfig(t, assemble.Config{}, opts...)
+}
+
+// NewConfig is New with cfg as the runtime's configuration (e.g. how its
+// API authenticates); its Owner and Log default to New's.
+func NewConfig(t testing.TB, cfg assemble.Config, opts ...func(*assemble.Ports)) *Harness {
+	t.Helper()
 	dir := t.TempDir()
 	clock := NewClock(Start)
 	store, err := sqlite.Open(filepath.Join(dir, "cairn.db"), sqlite.Options{Clock: clock})
@@ -84,7 +97,16 @@ func New(t testing.TB, opts ...func(*assemble.Ports)) *Harness {
 	for _, o := range opts {
 		o(&ports)
 	}
-	rt, err := assemble.New(ports, assemble.Config{Owner: Owner, Log: testLog(t)})
+	if cfg.Owner == "" {
+		cfg.Owner = Owner
+	}
+	if cfg.Log == nil {
+		cfg.Log = testLog(t)
+	}
+	if cfg.Authenticate == nil {
+		cfg.Authenticate = func(*http.Request) (contracts.Principal, error) { return contracts.Principal{Name: User}, nil }
+	}
+	rt, err := assemble.New(ports, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,14 +124,13 @@ func AllTools() []contracts.ToolConfig {
 	return out
 }
 
-// Session creates a session for user "test"; a spec without Tools gets
-// AllTools.
+// Session creates a session for User; a spec without Tools gets AllTools.
 func (h *Harness) Session(spec contracts.SessionSpec) contracts.Session {
 	h.t.Helper()
 	if spec.Tools == nil {
 		spec.Tools = AllTools()
 	}
-	s, err := h.RT.Engine.CreateSession(context.Background(), "test", spec)
+	s, err := h.RT.Engine.CreateSession(context.Background(), User, spec)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -51,6 +51,12 @@
 // recent firings (DefaultMaxCatchUp = 10 per schedule per tick) — older
 // missed firings are skipped and logged. A failed Fire is retried on the
 // next tick. Ticker.Run ticks on a time.Ticker until its context ends.
+// A paused schedule fires nothing; resumed, it fires only what falls due
+// after its UpdatedAt (the resume), as a re-enabled EventBridge schedule
+// does — also when a restarted ticker catches up. A schedule no longer
+// listed (deleted) is forgotten. Fire re-reads the schedule itself
+// (workflow.Driver.Fire), so one paused or deleted between List and Fire
+// starts nothing.
 //
 // # EventBridge Scheduler
 //
@@ -64,7 +70,14 @@
 // "<aws.scheduler.scheduled-time>", which Scheduler replaces with the
 // firing's RFC 3339 time. Create is idempotent: an existing schedule of
 // that name with the same expression is success, a different expression
-// is ErrExists (nothing else is compared). Delete is idempotent too.
+// is ErrExists (nothing else is compared). Update (pause and resume)
+// sends UpdateSchedule the same whole definition — UpdateSchedule resets
+// whatever it is not given — with State DISABLED when s.Paused, else
+// ENABLED (Create sets State the same way); an absent schedule is
+// ErrNotFound, never created. Delete is idempotent (absent is success).
+// The order of these writes against the store's is the caller's (see
+// contracts.Scheduler: pause disables first, delete deletes first, resume
+// writes the store first).
 // Optional: MaxEventAge (the retry policy's MaximumEventAgeInSeconds,
 // 1 minute to 24 hours; zero leaves Scheduler's default of 24 hours and
 // 185 attempts) and DLQARN (an SQS dead-letter queue for firings Scheduler
@@ -81,9 +94,11 @@
 // is encrypted with a customer key. The schedule group must exist
 // (CreateScheduleGroup; the CDK app owns it on AWS).
 //
-// Local endpoint (moto 5): CreateSchedule, GetSchedule, DeleteSchedule
-// and CreateScheduleGroup work and round-trip every field used here, and a
-// taken name is ConflictException. moto never fires schedules and does not
+// Local endpoint (moto 5): CreateSchedule, GetSchedule, UpdateSchedule,
+// DeleteSchedule and CreateScheduleGroup work and round-trip every field
+// used here (UpdateSchedule ignores ActionAfterCompletion there), a taken
+// name is ConflictException, and UpdateSchedule or DeleteSchedule of an
+// absent schedule is ResourceNotFoundException. moto never fires schedules and does not
 // validate expressions, names or targets (hence Parse and ValidName run
 // first, and the input substitution is tested by hand); CreateSchedule in
 // a group that does not exist answers HTTP 500 there, where AWS answers
@@ -109,4 +124,7 @@
 //	// AWS
 //	eb := &schedule.EventBridge{Client: scheduler.NewFromConfig(cfg), Group: "cairn", RoleARN: role, QueueARN: queue}
 //	err = eb.Create(ctx, s) // ErrExists: the id is taken with another expression
+//	s.Paused = true
+//	err = eb.Update(ctx, s) // DISABLED; ErrNotFound: deleted meanwhile
+//	err = eb.Delete(ctx, s.ID)
 package schedule

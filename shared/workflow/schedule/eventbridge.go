@@ -20,6 +20,7 @@ type SchedulerAPI interface {
 	CreateSchedule(ctx context.Context, in *scheduler.CreateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.CreateScheduleOutput, error)
 	DeleteSchedule(ctx context.Context, in *scheduler.DeleteScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.DeleteScheduleOutput, error)
 	GetSchedule(ctx context.Context, in *scheduler.GetScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.GetScheduleOutput, error)
+	UpdateSchedule(ctx context.Context, in *scheduler.UpdateScheduleInput, opts ...func(*scheduler.Options)) (*scheduler.UpdateScheduleOutput, error)
 }
 
 var (
@@ -53,14 +54,8 @@ type EventBridge struct {
 // An invalid expression or id wraps contracts.ErrInvalid; a missing group
 // wraps contracts.ErrNotFound.
 func (eb *EventBridge) Create(ctx context.Context, s contracts.Schedule) error {
-	if err := ValidName(s.ID); err != nil {
+	if err := eb.check("creating", s); err != nil {
 		return err
-	}
-	if _, err := Parse(s.Expression); err != nil {
-		return fmt.Errorf("creating schedule %s: %w", s.ID, err)
-	}
-	if eb.MaxEventAge != 0 && (eb.MaxEventAge < time.Minute || eb.MaxEventAge > 24*time.Hour) {
-		return fmt.Errorf("creating schedule %s: MaxEventAge %v: want 1m to 24h: %w", s.ID, eb.MaxEventAge, contracts.ErrInvalid)
 	}
 	in := eb.input(s)
 	for range 2 { // a second round if the existing schedule vanished meanwhile
@@ -89,6 +84,50 @@ func (eb *EventBridge) Create(ctx context.Context, s contracts.Schedule) error {
 	return fmt.Errorf("creating EventBridge schedule %s: it exists, then does not: %w", s.ID, contracts.ErrConflict)
 }
 
+// Update rewrites schedule s whole — the definition Create makes
+// (expression, target, role, retry policy, dead-letter queue, flexible time
+// window, group) — with State DISABLED when s.Paused, ENABLED otherwise.
+// UpdateSchedule replaces every field it is not given with its default, so
+// the whole definition is sent and nothing needs reading first. A schedule
+// that does not exist is an error wrapping contracts.ErrNotFound: Update
+// never creates one (a pause or resume racing a delete must not bring it
+// back). Invalid input wraps contracts.ErrInvalid, as for Create.
+func (eb *EventBridge) Update(ctx context.Context, s contracts.Schedule) error {
+	if err := eb.check("updating", s); err != nil {
+		return err
+	}
+	c := eb.input(s)
+	_, err := eb.Client.UpdateSchedule(ctx, &scheduler.UpdateScheduleInput{
+		Name:                  c.Name,
+		GroupName:             c.GroupName,
+		ScheduleExpression:    c.ScheduleExpression,
+		FlexibleTimeWindow:    c.FlexibleTimeWindow,
+		ActionAfterCompletion: c.ActionAfterCompletion,
+		Target:                c.Target,
+		Description:           c.Description,
+		State:                 c.State,
+	})
+	if err != nil {
+		return fmt.Errorf("updating EventBridge schedule %s: %w", s.ID, mapErr(err))
+	}
+	return nil
+}
+
+// check refuses, before any call, what Scheduler would refuse or what
+// could not be what the caller meant.
+func (eb *EventBridge) check(doing string, s contracts.Schedule) error {
+	if err := ValidName(s.ID); err != nil {
+		return err
+	}
+	if _, err := Parse(s.Expression); err != nil {
+		return fmt.Errorf("%s schedule %s: %w", doing, s.ID, err)
+	}
+	if eb.MaxEventAge != 0 && (eb.MaxEventAge < time.Minute || eb.MaxEventAge > 24*time.Hour) {
+		return fmt.Errorf("%s schedule %s: MaxEventAge %v: want 1m to 24h: %w", doing, s.ID, eb.MaxEventAge, contracts.ErrInvalid)
+	}
+	return nil
+}
+
 // Delete deletes the schedule named id. Deleting a schedule that does not
 // exist succeeds.
 func (eb *EventBridge) Delete(ctx context.Context, id string) error {
@@ -110,7 +149,16 @@ func (eb *EventBridge) group() *string {
 	return aws.String(eb.Group)
 }
 
-// input is the CreateSchedule request for s.
+// State is the Scheduler state of s: DISABLED when paused.
+func State(s contracts.Schedule) types.ScheduleState {
+	if s.Paused {
+		return types.ScheduleStateDisabled
+	}
+	return types.ScheduleStateEnabled
+}
+
+// input is the CreateSchedule request for s (Update sends the same
+// definition).
 func (eb *EventBridge) input(s contracts.Schedule) *scheduler.CreateScheduleInput {
 	target := &types.Target{
 		Arn:           aws.String(eb.QueueARN),
@@ -132,6 +180,7 @@ func (eb *EventBridge) input(s contracts.Schedule) *scheduler.CreateScheduleInpu
 		ActionAfterCompletion: types.ActionAfterCompletionNone,
 		Target:                target,
 		Description:           aws.String("cairn workflow " + s.WorkflowID),
+		State:                 State(s),
 	}
 }
 

@@ -27,6 +27,12 @@ const DefaultMaxCatchUp = 10
 // derive the run id from (schedule id, time) with ids.ScheduledRun and
 // create the run create-if-absent, so a duplicate firing is the same run.
 //
+// A paused schedule fires nothing, and once resumed it fires only what
+// falls due after its UpdatedAt (the resume): the firings it missed while
+// paused are skipped, not caught up. A schedule no longer listed (deleted)
+// is forgotten. Fire must still check the store itself (Driver.Fire does):
+// a schedule paused or deleted between List and Fire must start nothing.
+//
 // Fields are set before the first Tick; Tick and Run may be called from
 // several goroutines (ticks are serialized).
 type Ticker struct {
@@ -103,6 +109,16 @@ func (t *Ticker) tickOne(ctx context.Context, s contracts.Schedule, now time.Tim
 			since = now
 		}
 		t.last[s.ID] = since
+	}
+	if s.Paused {
+		return 0, nil // fires nothing; what falls due meanwhile is skipped (below)
+	}
+	if u := s.UpdatedAt.UTC(); u.After(since) {
+		// Changed (resumed) since: what fell due before, while it was
+		// paused, is not fired — EventBridge does not catch a DISABLED
+		// schedule up either.
+		since = u
+		t.last[s.ID] = u
 	}
 	due, skipped := dueFirings(e, s.CreatedAt, since, now, t.maxCatchUp())
 	if skipped > 0 && len(due) > 0 && t.Log != nil {

@@ -3,6 +3,7 @@ package journaltest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -24,6 +25,7 @@ func Run(t *testing.T, newStore func(t *testing.T) contracts.JournalStore) {
 		{"SessionGetMissing", testSessionGetMissing},
 		{"SessionUpdate", testSessionUpdate},
 		{"SessionList", testSessionList},
+		{"SessionListByOwner", testSessionListByOwner},
 		{"SubmissionCreateGet", testSubmissionCreateGet},
 		{"SubmissionIdempotencyKey", testSubmissionIdempotencyKey},
 		{"SubmissionSameID", testSubmissionSameID},
@@ -133,7 +135,7 @@ func testSessionList(t *testing.T, s contracts.JournalStore) {
 		}
 		want = append(want, sess.ID)
 	}
-	all, err := s.ListSessions(ctx, 100000)
+	all, err := s.ListSessions(ctx, "", 100000)
 	if err != nil {
 		t.Fatalf("ListSessions: %v", err)
 	}
@@ -147,12 +149,83 @@ func testSessionList(t *testing.T, s contracts.JournalStore) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ListSessions: got %v, want %v", got, want)
 	}
-	two, err := s.ListSessions(ctx, 2)
+	two, err := s.ListSessions(ctx, "", 2)
 	if err != nil {
 		t.Fatalf("ListSessions(2): %v", err)
 	}
 	if len(two) != 2 {
 		t.Errorf("ListSessions(2) returned %d sessions, want 2", len(two))
+	}
+}
+
+// A list of one owner's sessions holds all of them, newest first, and
+// never another owner's; its limit counts matching sessions. One session
+// has a body big enough for a claim check (the owner must still be found).
+func testSessionListByOwner(t *testing.T, s contracts.JournalStore) {
+	ctx := context.Background()
+	p := uniq(t)
+	a, b := p+"-owner-a", p+"-owner-b"
+	var wantA, wantB []string
+	for i := range 12 {
+		sess := newSession(fmt.Sprintf("%s-%02d", p, i))
+		sess.Owner = b
+		if i%3 == 1 {
+			sess.Owner = a
+		}
+		if i == 4 {
+			sess.Spec.System = strings.Repeat("s", 150<<10)
+		}
+		if _, err := s.CreateSession(ctx, sess); err != nil {
+			t.Fatalf("CreateSession: %v", err)
+		}
+		if sess.Owner == a {
+			wantA = append([]string{sess.ID}, wantA...)
+		} else {
+			wantB = append([]string{sess.ID}, wantB...)
+		}
+	}
+	ids := func(list []contracts.Session, owner string) []string {
+		t.Helper()
+		var out []string
+		for _, x := range list {
+			if owner != "" && x.Owner != owner {
+				t.Fatalf("ListSessions(%q) holds %s of %q", owner, x.ID, x.Owner)
+			}
+			if strings.HasPrefix(x.ID, p) {
+				out = append(out, x.ID)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		owner string
+		want  []string
+	}{{a, wantA}, {b, wantB}} {
+		all, err := s.ListSessions(ctx, c.owner, 0)
+		if err != nil {
+			t.Fatalf("ListSessions(%s): %v", c.owner, err)
+		}
+		if got := ids(all, c.owner); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("ListSessions(%s) = %v, want %v", c.owner, got, c.want)
+		}
+		two, err := s.ListSessions(ctx, c.owner, 2)
+		if err != nil {
+			t.Fatalf("ListSessions(%s, 2): %v", c.owner, err)
+		}
+		if got := ids(two, c.owner); !reflect.DeepEqual(got, c.want[:2]) {
+			t.Errorf("ListSessions(%s, 2) = %v, want %v", c.owner, got, c.want[:2])
+		}
+	}
+	none, err := s.ListSessions(ctx, p+"-nobody", 5)
+	if err != nil || len(none) != 0 {
+		t.Errorf("ListSessions(an owner of nothing) = %d sessions, %v; want none", len(none), err)
+	}
+	everyone, err := s.ListSessions(ctx, "", 0)
+	if err != nil {
+		t.Fatalf("ListSessions(all): %v", err)
+	}
+	if got := ids(everyone, ""); len(got) != len(wantA)+len(wantB) {
+		t.Errorf("ListSessions(\"\") holds %d of the %d sessions", len(got), len(wantA)+len(wantB))
 	}
 }
 

@@ -15,10 +15,15 @@
 // oldest UpdatedAt first (a run ended by an update leaves, a touched one
 // moves back) up to a limit; SetNodeResult keeps the first result and
 // reports ErrNotFound for an absent node; ListNodes returns a run's nodes in
-// Seq order with their results, across several pages (250 nodes). It also
-// checks that big records (a run's Input and Result of ~300 KiB, a node
-// prompt of ~200 KiB) and JSON values round-trip byte for byte and times to
-// the nanosecond.
+// Seq order with their results, across several pages (250 nodes);
+// UpdateSchedule replaces a schedule (pause and resume round-trip, paused
+// schedules stay listed), is ErrNotFound for an absent one and never
+// creates it; DeleteSchedule removes one (Get is ErrNotFound, List leaves
+// it out), succeeds again for an absent one, and 8 updates racing a delete
+// never bring the schedule back. It also checks that big records (a run's
+// Input and Result of ~300 KiB, a node prompt of ~200 KiB, a schedule's
+// Input of 250 KiB through an update) and JSON values round-trip byte for
+// byte and times to the nanosecond.
 //
 // A created run starts at Version 1, as a created submission does.
 // Timestamps are compared in UTC: an adapter need not keep the offset.

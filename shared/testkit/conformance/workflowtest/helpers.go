@@ -67,6 +67,7 @@ func newSchedule(id, workflowID string) contracts.Schedule {
 		WorkflowID: workflowID,
 		Expression: "cron(0 12 * * ? *)",
 		Input:      json.RawMessage(`{"q":"daily"}`),
+		Owner:      "owner-1",
 		CreatedAt:  at(0),
 	}
 }
@@ -87,7 +88,7 @@ func normNode(n contracts.WorkflowNode) contracts.WorkflowNode {
 }
 
 func normSchedule(s contracts.Schedule) contracts.Schedule {
-	s.CreatedAt = s.CreatedAt.UTC()
+	s.CreatedAt, s.UpdatedAt = s.CreatedAt.UTC(), s.UpdatedAt.UTC()
 	return s
 }
 
