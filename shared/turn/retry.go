@@ -51,6 +51,10 @@ func (e *Engine) Retry(ctx context.Context, sessionID, submissionID string, limi
 		if err != nil {
 			return sub, fmt.Errorf("reading session %s: %w", sessionID, err)
 		}
+		if sess.Workflow != nil {
+			return sub, fmt.Errorf("submission %s runs node %s of workflow run %s, which has recorded its failure: start a new run instead: %w",
+				sub.ID, sess.Workflow.NodeID, sess.Workflow.RunID, contracts.ErrConflict)
+		}
 		now := e.now()
 		next := reopened(sub, asker(ctx), limits, now)
 		run := next

@@ -65,6 +65,25 @@ func TestRetryResumesFromTheFailingStep(t *testing.T) {
 	}
 }
 
+// A workflow node's turn is not retried: its run has its result.
+func TestRetryRefusesAWorkflowNode(t *testing.T) {
+	h := enginetest.New(t)
+	ctx := context.Background()
+	sess, err := h.Store.CreateSession(ctx, contracts.Session{ID: "ses_node", Owner: "test", Spec: contracts.SessionSpec{Model: "scripted:loop", Limits: contracts.Limits{MaxSteps: 1}},
+		Workflow: &contracts.WorkflowRef{RunID: "run_x", NodeID: "n1"}, CreatedAt: enginetest.Start, UpdatedAt: enginetest.Start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := h.Submit(sess.ID, "go")
+	h.Drain()
+	if got := h.Get(sub.ID); got.Phase != contracts.PhaseFailed {
+		t.Fatalf("phase %s", got.Phase)
+	}
+	if _, err := h.RT.Engine.Retry(ctx, sess.ID, sub.ID, &contracts.Limits{MaxSteps: 5}); !errors.Is(err, contracts.ErrConflict) {
+		t.Fatalf("retrying a node's turn: %v, want ErrConflict", err)
+	}
+}
+
 // A turn that failed in its tools phase (attempts exhausted) resumes there:
 // the recorded results stand and the step's model call is not bought again.
 func TestRetryResumesAFailedToolsPhase(t *testing.T) {

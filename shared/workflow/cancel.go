@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
 )
 
 // Cancelling a run is, like cancelling a turn, a recorded request first
@@ -122,4 +123,28 @@ func (d *Driver) sweepIfCancelled(ctx context.Context, runID string) error {
 	}
 	_, err = d.finishCancel(ctx, run)
 	return err
+}
+
+// cancelChildRuns cancels the unfinished runs the cancelled turn sub
+// started with run_workflow calls of its current step (a run's id derives
+// from the call: ids.ToolRun), so a cancelled turn leaves no sub-agents
+// running for nobody.
+func (d *Driver) cancelChildRuns(ctx context.Context, sub contracts.Submission) error {
+	for _, call := range sub.ToolRequests {
+		run, err := d.Store.GetRun(ctx, ids.ToolRun(sub.ID, sub.Step, call.ID))
+		if errors.Is(err, contracts.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading the run of call %s: %w", call.ID, err)
+		}
+		if run.Status.Terminal() || run.Parent == nil || run.Parent.SubmissionID != sub.ID {
+			continue
+		}
+		why := fmt.Sprintf("the turn that started it (%s) was cancelled", sub.ID)
+		if _, err := d.CancelRun(ctx, run.WorkflowID, run.ID, why); err != nil && !errors.Is(err, contracts.ErrConflict) {
+			return fmt.Errorf("cancelling run %s of call %s: %w", run.ID, call.ID, err)
+		}
+	}
+	return nil
 }

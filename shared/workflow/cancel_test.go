@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
 )
 
 // Cancelling a 50-node run leaves no node running: every node's turn ends
@@ -77,5 +78,35 @@ func TestCancelRunFinishedByAWakeUp(t *testing.T) {
 	got, _ := w.store.GetRun(context.Background(), run.ID)
 	if got.Status != contracts.RunCancelled || h.Model.Calls() != 0 {
 		t.Fatalf("run %s, %d model calls", got.Status, h.Model.Calls())
+	}
+}
+
+// Cancelling a turn that waits for its run_workflow call cancels that run
+// too: no sub-agent goes on for nobody.
+func TestCancelTurnCancelsItsChildRun(t *testing.T) {
+	w := newWorld(t, 0)
+	h := w.h
+	s := h.Session(contracts.SessionSpec{Model: "scripted:workflow", Tools: []contracts.ToolConfig{{Name: "run_workflow"}}})
+	sub := h.Submit(s.ID, "fan out")
+	ctx := context.Background()
+	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueWorkflow} {
+		if _, err := h.RT.Workers.Once(ctx, q, 1); err != nil { // the call starts the run; its first evaluation starts three nodes
+			t.Fatal(err)
+		}
+	}
+	parked := h.Get(sub.ID)
+	if parked.Phase != contracts.PhaseTools {
+		t.Fatalf("parent %s", parked.Phase)
+	}
+	if _, err := h.RT.Engine.Cancel(ctx, s.ID, sub.ID, "never mind"); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain()
+	run, err := w.store.GetRun(ctx, ids.ToolRun(sub.ID, parked.Step, parked.ToolRequests[0].ID))
+	if err != nil || run.Status != contracts.RunCancelled || !strings.Contains(run.Error, "was cancelled") {
+		t.Fatalf("child run %s %q (%v)", run.Status, run.Error, err)
+	}
+	if calls := h.Model.Calls(); calls != 1 {
+		t.Fatalf("%d model calls, want 1 (the parent's first step; no node ran)", calls)
 	}
 }

@@ -127,6 +127,11 @@ func (d *Driver) nodeFailed(ctx context.Context, runID, nodeID, reason string) e
 // about to end, record the node's result (first wins) and wake its run.
 // Turns of other sessions pass through.
 func (d *Driver) Ending(ctx context.Context, sub contracts.Submission) error {
+	if sub.Phase == contracts.PhaseCancelled {
+		if err := d.cancelChildRuns(ctx, sub); err != nil {
+			return err
+		}
+	}
 	sess, err := d.Engine.Journal.GetSession(ctx, sub.SessionID)
 	if err != nil {
 		return fmt.Errorf("reading session %s: %w", sub.SessionID, err)
