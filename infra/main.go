@@ -5,7 +5,7 @@
 //
 // or through the CDK CLI (cdk.json), which passes `-c key=value` context.
 // Keys: stage (dev|prod), prefix, assets, imageContext, sandboxImage,
-// sandboxes (fargate|lambda), jwtIssuer, jwtAudience, alarmEmail,
+// sandboxes (fargate|lambda), network (private|public), jwtIssuer, jwtAudience, alarmEmail,
 // anthropicKeySecretArn, openaiKeySecretArn, defaultModel, endpointAzs,
 // throttleRate, throttleBurst, apiConcurrency, modelConcurrency,
 // toolsConcurrency, commitConcurrency, workflowConcurrency,

@@ -103,7 +103,9 @@ func (s *Stack) addFunctions() {
 	s.function(FnAPI, env(keys, sandbox, apiEnv), false)
 	s.function(FnModel, env(keys), false)
 	if s.Sandbox != nil {
-		s.function(FnTools, env(sandbox), true)
+		// In the VPC only with the private network; with the public one it
+		// reaches the tasks' public IPs (and AWS) from outside it.
+		s.function(FnTools, env(sandbox), s.Sandbox.Network == NetworkPrivate)
 	} else {
 		s.function(FnTools, env(map[string]*string{EnvSandboxDir: jsii.String("/tmp/cairn-sandboxes")}), false)
 	}
@@ -148,10 +150,10 @@ func (s *Stack) sandboxEnv() map[string]*string {
 		return nil
 	}
 	var subnets []string
-	for _, sn := range *b.Vpc.IsolatedSubnets() {
+	for _, sn := range b.sandboxSubnets() {
 		subnets = append(subnets, *sn.SubnetId())
 	}
-	return map[string]*string{
+	m := map[string]*string{
 		EnvSandboxCluster:        b.Cluster.ClusterName(),
 		EnvSandboxTaskDefinition: b.Task.TaskDefinitionArn(),
 		EnvSandboxContainer:      jsii.String(SandboxContainer),
@@ -159,7 +161,14 @@ func (s *Stack) sandboxEnv() map[string]*string {
 		EnvSandboxSecurityGroups: b.TaskSG.SecurityGroupId(),
 		EnvSandboxKeySecret:      b.Key.SecretArn(),
 		EnvSandboxIdle:           jsii.String(strconv.Itoa(SandboxIdleSeconds)),
+		// Not read by the runtime yet (names.go): which network, and with
+		// the public one the group of `network: internet` sessions.
+		EnvSandboxNetwork: jsii.String(b.Network),
 	}
+	if b.InternetSG != nil {
+		m[EnvSandboxInternetSecurityGroups] = b.InternetSG.SecurityGroupId()
+	}
+	return m
 }
 
 // function creates one function from Assets/<name>/bootstrap: arm64,

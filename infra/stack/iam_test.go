@@ -76,16 +76,25 @@ func wildcardResourceExceptions(tp *tmpl) map[string]string {
 	ex := map[string]string{}
 	if b := tp.s.Sandbox; b != nil {
 		tools := tp.id(tp.s.Roles[stack.FnTools])
-		// A function in a VPC: Lambda manages its ENIs with the function's
-		// role; EC2's Describe* take no resource, and AWS's own
-		// AWSLambdaVPCAccessExecutionRole grants these on "*".
-		for _, a := range []string{"ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
-			"ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"} {
-			ex[tools+" "+a] = "Lambda ENIs for the VPC-attached tools function"
+		if b.Network == stack.NetworkPublic {
+			// Outside the VPC: only reading a task ENI's public IP, which
+			// DescribeNetworkInterfaces (no resource-level permissions) gives.
+			ex[tools+" ec2:DescribeNetworkInterfaces"] = "the sandbox task's public IP"
+		} else {
+			// A function in a VPC: Lambda manages its ENIs with the function's
+			// role; EC2's Describe* take no resource, and AWS's own
+			// AWSLambdaVPCAccessExecutionRole grants these on "*".
+			for _, a := range []string{"ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
+				"ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses"} {
+				ex[tools+" "+a] = "Lambda ENIs for the VPC-attached tools function"
+			}
 		}
-		// Pulling the sandboxd image: GetAuthorizationToken has no
+		// Pulling the sandboxd image from ECR: GetAuthorizationToken has no
 		// resource-level permissions (the pull itself is repository-scoped).
-		ex[tp.id(b.Task.ExecutionRole())+" ecr:GetAuthorizationToken"] = "ECR login for the image pull"
+		// A public image needs no ECR login.
+		if tp.s.Props.SandboxImage == "" || strings.Contains(tp.s.Props.SandboxImage, ".dkr.ecr.") {
+			ex[tp.id(b.Task.ExecutionRole())+" ecr:GetAuthorizationToken"] = "ECR login for the image pull"
+		}
 	}
 	return ex
 }
@@ -139,13 +148,21 @@ func TestFunctionRolesGrantOnlyWhatTheyUse(t *testing.T) {
 		"ec2:AssignPrivateIpAddresses", "ec2:CreateNetworkInterface", "ec2:DeleteNetworkInterface",
 		"ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets", "ec2:UnassignPrivateIpAddresses"}
 	schedules := []string{"dynamodb:DeleteItem", "iam:PassRole", "scheduler:CreateSchedule", "scheduler:DeleteSchedule", "scheduler:GetSchedule", "scheduler:UpdateSchedule"}
+	// With the public network tools is outside the VPC (no ENIs) and reads
+	// the task ENI's public IP instead.
+	public := []string{"ecs:DescribeTasks", "ecs:RunTask", "ecs:StopTask", "ecs:TagResource", "iam:PassRole", "ec2:DescribeNetworkInterfaces"}
 	dev, prod, local := stacks(t)
-	for _, tp := range []*tmpl{dev, prod, local} {
+	pub := publicNet(t)
+	for _, tp := range []*tmpl{dev, prod, local, pub} {
 		fargate, keys := tp.s.Sandbox != nil, tp == prod
+		toolsECS := ecs
+		if tp == pub {
+			toolsECS = public
+		}
 		want := map[string][]string{
 			stack.FnAPI:      join(runtime, schedules, when(fargate || keys, secret)),
 			stack.FnModel:    join(runtime, consume, []string{"bedrock:InvokeModelWithResponseStream"}, when(keys, secret)),
-			stack.FnTools:    join(runtime, consume, when(fargate, secret), when(fargate, ecs)),
+			stack.FnTools:    join(runtime, consume, when(fargate, secret), when(fargate, toolsECS)),
 			stack.FnCommit:   join(runtime, consume),
 			stack.FnRepair:   join(runtime, []string{"sqs:DeleteMessage", "sqs:ReceiveMessage"}),
 			stack.FnWorkflow: join(runtime, consume, []string{"lambda:InvokeFunction"}, when(keys, secret)),

@@ -130,6 +130,14 @@ func (s *Stack) grantSandboxes() {
 	tag.AddCondition(jsii.String("StringEquals"), &map[string]interface{}{"ecs:CreateAction": "RunTask"})
 	tools.AddToPrincipalPolicy(tag)
 	tools.AddToPrincipalPolicy(passRole("PassSandboxRoles", "ecs-tasks.amazonaws.com", b.TaskRole.RoleArn(), b.Task.ExecutionRole().RoleArn()))
+	if b.Network == NetworkPublic {
+		// The task's public IP is on its ENI, which DescribeTasks names but
+		// does not describe; DescribeNetworkInterfaces takes no resource.
+		// For the runtime's public-network support (docs/DEPLOY.md), listed
+		// in the exceptions test.
+		tools.AddToPrincipalPolicy(statement("ReadSandboxPublicIP", []string{"ec2:DescribeNetworkInterfaces"}, []*string{jsii.String("*")}))
+		return
+	}
 	// Lambda creates the function's ENIs in the VPC with its role. EC2's
 	// network-interface actions take no resource scoping that Lambda's
 	// calls satisfy (Describe* none at all): AWS documents "*"
@@ -138,6 +146,8 @@ func (s *Stack) grantSandboxes() {
 		"ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
 		"ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses", "ec2:UnassignPrivateIpAddresses",
 	}, []*string{jsii.String("*")}))
+	// The endpoints admit only these roles (sandbox.go).
+	s.addEndpointPolicies()
 }
 
 func statement(sid string, actions []string, resources []*string) awsiam.PolicyStatement {

@@ -31,6 +31,24 @@ const (
 	SandboxesLambda = "lambda"
 )
 
+// How the Fargate sandboxes are networked (Props.Network; docs/DEPLOY.md
+// "Sandbox network" weighs the two).
+const (
+	// NetworkPrivate: isolated subnets, no route out; the tools function
+	// in the VPC reaches sandboxd on its private IP, and VPC endpoints —
+	// each with an account-scoped endpoint policy — serve the tools
+	// function and the image pull. Costs the interface endpoints' hours
+	// idle. The default until the runtime speaks TLS to sandboxd.
+	NetworkPrivate = "private"
+	// NetworkPublic: public subnets, an internet gateway, no NAT, no
+	// endpoints; tasks get a public IP, the tools function stays outside
+	// the VPC. Costs nothing idle, but needs runtime support that does not
+	// exist yet (a public IP per task, TLS with a pinned per-sandbox
+	// certificate, the network spec option): until then its sandboxes
+	// fail to start (no public IP, no pull) — closed, not open.
+	NetworkPublic = "public"
+)
+
 // Props configure the stack. Zero values take the stage's defaults.
 type Props struct {
 	awscdk.StackProps
@@ -49,10 +67,15 @@ type Props struct {
 	// root: the Dockerfile is functions/sandboxd/Dockerfile and copies
 	// dist/sandboxd/bootstrap). Synthesis only stages it; the CLI builds it.
 	ImageContext string
-	// SandboxImage, when set, is used instead of building the image (a
-	// public image reference, e.g. for a machine without Docker).
+	// SandboxImage, when set, is used instead of building the image (e.g.
+	// for a machine without Docker): an ECR image of this account and
+	// region (<account>.dkr.ecr.<region>.amazonaws.com/<repo>[:tag|@sha256:…],
+	// the task's execution role may pull it), or — with NetworkPublic
+	// only — any public image (a private network reaches no registry
+	// but its own account's ECR, through the endpoints).
 	SandboxImage string
 	Sandboxes    string // SandboxesFargate (default) or SandboxesLambda
+	Network      string // NetworkPrivate (default) or NetworkPublic; Fargate only
 
 	JWTIssuer, JWTAudience string // both set: a JWT authorizer instead of IAM
 	// Operators may read and cancel everyone's sessions and runs (the api
@@ -103,6 +126,15 @@ func (p Props) withDefaults() (Props, error) {
 	}
 	if p.Sandboxes != SandboxesFargate && p.Sandboxes != SandboxesLambda {
 		return p, fmt.Errorf("sandboxes %q: want %s or %s", p.Sandboxes, SandboxesFargate, SandboxesLambda)
+	}
+	if p.Network == "" {
+		p.Network = NetworkPrivate
+	}
+	if p.Network != NetworkPrivate && p.Network != NetworkPublic {
+		return p, fmt.Errorf("network %q: want %s or %s", p.Network, NetworkPrivate, NetworkPublic)
+	}
+	if err := p.checkSandboxImage(); err != nil {
+		return p, err
 	}
 	if (p.JWTIssuer == "") != (p.JWTAudience == "") {
 		return p, fmt.Errorf("a JWT authorizer needs both jwtIssuer and jwtAudience")
@@ -157,6 +189,26 @@ func (p Props) withDefaults() (Props, error) {
 	return p, nil
 }
 
+// ecrImage is an ECR private image reference: account, region, repository,
+// then a tag or digest (or neither: latest).
+var ecrImage = regexp.MustCompile(`^([0-9]{12})\.dkr\.ecr\.([a-z0-9-]+)\.amazonaws\.com/([a-z0-9][a-z0-9._/-]*)(?::([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})|@(sha256:[0-9a-f]{64}))?$`)
+
+// checkSandboxImage: a private network pulls only from ECR (through its
+// endpoints, whose policy admits this account's repositories only), so
+// any other image could never start there.
+func (p *Props) checkSandboxImage() error {
+	if p.SandboxImage == "" || p.Sandboxes == SandboxesLambda || ecrImage.MatchString(p.SandboxImage) {
+		return nil
+	}
+	if p.Network == NetworkPrivate {
+		return fmt.Errorf("sandboxImage %q: with network=%s only an ECR image of this account and region can be pulled (<account>.dkr.ecr.<region>.amazonaws.com/<repo>[:tag]); push it there, or use network=%s", p.SandboxImage, NetworkPrivate, NetworkPublic)
+	}
+	if strings.ContainsAny(p.SandboxImage, " \t") {
+		return fmt.Errorf("sandboxImage %q: not an image reference", p.SandboxImage)
+	}
+	return nil
+}
+
 // iamPrincipal is the ARN of an IAM or STS principal (the runtime,
 // shared/aws/lambdafn, reads it exactly).
 var iamPrincipal = regexp.MustCompile(`^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:(user|role|assumed-role)/[^,]+$`)
@@ -187,7 +239,7 @@ func (p *Props) checkOperators() error {
 func FromContext(get func(key string) string) (Props, error) {
 	p := Props{
 		Stage: Stage(get("stage")), Prefix: get("prefix"), Assets: get("assets"), ImageContext: get("imageContext"),
-		SandboxImage: get("sandboxImage"), Sandboxes: get("sandboxes"),
+		SandboxImage: get("sandboxImage"), Sandboxes: get("sandboxes"), Network: get("network"),
 		JWTIssuer: get("jwtIssuer"), JWTAudience: get("jwtAudience"), AlarmEmail: get("alarmEmail"),
 		AnthropicKeyARN: get("anthropicKeySecretArn"), OpenAIKeyARN: get("openaiKeySecretArn"),
 		DefaultModel: get("defaultModel"),

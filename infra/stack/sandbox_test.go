@@ -10,7 +10,8 @@ import (
 	"github.com/cairnrun/cairn/infra/stack"
 )
 
-// fargate returns the stacks with Fargate sandboxes (dev and prod).
+// fargate returns the stacks with Fargate sandboxes on the private network
+// (dev and prod); publicNet is the one on the public network.
 func fargate(t *testing.T) []*tmpl {
 	dev, prod, _ := stacks(t)
 	return []*tmpl{dev, prod}
@@ -134,7 +135,7 @@ func TestSandboxIngressOnlyFromToolsOnControlPort(t *testing.T) {
 // sandboxd runs as an arm64 Fargate task (awsvpc) from the Dockerfile
 // asset, its control port and idle timeout set, logging to the stack.
 func TestSandboxTaskDefinitionArm64Fargate(t *testing.T) {
-	for _, tp := range fargate(t) {
+	for _, tp := range append(fargate(t), publicNet(t)) {
 		must(t, tp.name+" task definition", func() {
 			tp.a.HasResourceProperties(jsii.String("AWS::ECS::TaskDefinition"), map[string]any{
 				"RequiresCompatibilities": []any{"FARGATE"},
@@ -149,9 +150,15 @@ func TestSandboxTaskDefinitionArm64Fargate(t *testing.T) {
 			t.Fatalf("%s: containers %s", tp.name, js(cs))
 		}
 		c := obj(cs[0])
+		// dev builds the asset; prod names an ECR repository, public a public
+		// image (sandboxImage).
+		image := "container-assets"
+		if tp.s.Props.SandboxImage != "" {
+			image = "/cairn/sandboxd:v1"
+		}
 		if c["Name"] != stack.SandboxContainer || js(c["PortMappings"]) != `[{"ContainerPort":7070,"Protocol":"tcp"}]` ||
 			!strings.Contains(js(c["Environment"]), "SANDBOXD_IDLE_TIMEOUT") ||
-			!strings.Contains(js(c["Image"]), "container-assets") || obj(c["LogConfiguration"])["LogDriver"] != "awslogs" {
+			!strings.Contains(js(c["Image"]), image) || obj(c["LogConfiguration"])["LogDriver"] != "awslogs" {
 			t.Errorf("%s container %s", tp.name, js(c))
 		}
 	}
@@ -159,7 +166,7 @@ func TestSandboxTaskDefinitionArm64Fargate(t *testing.T) {
 
 // Sandboxed commands get the task role's credentials, so it has none.
 func TestSandboxTaskRoleHasNoPermissions(t *testing.T) {
-	for _, tp := range fargate(t) {
+	for _, tp := range append(fargate(t), publicNet(t)) {
 		role := tp.id(tp.s.Sandbox.TaskRole)
 		if sts := tp.statements(role); len(sts) > 0 || tp.props(role)["ManagedPolicyArns"] != nil {
 			t.Errorf("%s task role: statements %s managed %v", tp.name, js(sts), tp.props(role)["ManagedPolicyArns"])
@@ -198,7 +205,7 @@ func TestToolsFunctionInVPC(t *testing.T) {
 // stop that cluster's tasks, and pass only the task's two roles to ECS; no
 // other function touches ECS.
 func TestToolsMayRunOnlyTheSandboxTask(t *testing.T) {
-	for _, tp := range fargate(t) {
+	for _, tp := range append(fargate(t), publicNet(t)) {
 		b := tp.s.Sandbox
 		tasks := ref(tp.id(b.Cluster)) + `,"/*"`
 		seen := map[string]bool{}

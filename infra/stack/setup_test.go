@@ -18,8 +18,9 @@ import (
 	"github.com/cairnrun/cairn/infra/stack"
 )
 
-// The tests synthesize one app once — three stacks: dev with defaults, prod
-// with every option, and the LocalStack variant — and share the templates.
+// The tests synthesize one app once — four stacks: dev with defaults, prod
+// with every option, the LocalStack variant and dev with the public sandbox
+// network (network=public, a public image) — and share the templates.
 // Function assets and the image context are placeholders in a temp dir, so
 // no cross-build or Docker is needed.
 
@@ -58,6 +59,10 @@ const (
 	alarmEmail   = "oncall@example.com"
 	anthropicARN = "arn:aws:secretsmanager:us-east-1:111111111111:secret:cairn/anthropic-AbCdEf"
 	openaiARN    = "arn:aws:secretsmanager:us-east-1:111111111111:secret:cairn/openai-GhIjKl"
+	// prod pulls sandboxd from an ECR repository of its own account (the
+	// private network reaches no other registry); public from a public one.
+	prodImage   = "111111111111.dkr.ecr.us-east-1.amazonaws.com/cairn/sandboxd:v1"
+	publicImage = "public.ecr.aws/cairn/sandboxd:v1"
 )
 
 // tmpl is one synthesized stack: the construct tree and its template.
@@ -76,9 +81,9 @@ type resource struct {
 }
 
 var synth struct {
-	once             sync.Once
-	dev, prod, local *tmpl
-	err              error
+	once                     sync.Once
+	dev, prod, local, public *tmpl
+	err                      error
 }
 
 // stacks synthesizes once; a failure fails every test that needs it.
@@ -99,13 +104,16 @@ func stacks(t *testing.T) (dev, prod, local *tmpl) {
 		prodProps.Stage, prodProps.JWTIssuer, prodProps.JWTAudience, prodProps.AlarmEmail = stack.Prod, jwtIssuer, jwtAudience, alarmEmail
 		prodProps.AnthropicKeyARN, prodProps.OpenAIKeyARN = anthropicARN, openaiARN
 		prodProps.Operators = []string{jwtIssuer + "|oncall", " " + jwtIssuer + "|sre "}
+		prodProps.SandboxImage = prodImage
+		publicProps := base
+		publicProps.Network, publicProps.Prefix, publicProps.SandboxImage = stack.NetworkPublic, "cairn-public", publicImage
 		localProps := base
 		localProps.Sandboxes, localProps.Prefix = stack.SandboxesLambda, "cairn-local"
 		var ts []*tmpl
 		for _, c := range []struct {
 			name string
 			p    stack.Props
-		}{{"dev", base}, {"prod", prodProps}, {"local", localProps}} {
+		}{{"dev", base}, {"prod", prodProps}, {"local", localProps}, {"public", publicProps}} {
 			s, err := stack.New(app, "cairn-"+c.name, c.p)
 			if err != nil {
 				synth.err = err
@@ -119,7 +127,7 @@ func stacks(t *testing.T) (dev, prod, local *tmpl) {
 				return
 			}
 		}
-		synth.dev, synth.prod, synth.local = ts[0], ts[1], ts[2]
+		synth.dev, synth.prod, synth.local, synth.public = ts[0], ts[1], ts[2], ts[3]
 	})
 	if synth.err != nil {
 		t.Fatal(synth.err)
@@ -149,10 +157,16 @@ func resources(t *testing.T, a assertions.Template) map[string]resource {
 	return res
 }
 
-// all returns the three stacks, for promises that hold in every variant.
+// publicNet is the stack with the public sandbox network.
+func publicNet(t *testing.T) *tmpl {
+	stacks(t)
+	return synth.public
+}
+
+// all returns the four stacks, for promises that hold in every variant.
 func all(t *testing.T) []*tmpl {
 	dev, prod, local := stacks(t)
-	return []*tmpl{dev, prod, local}
+	return []*tmpl{dev, prod, local, publicNet(t)}
 }
 
 // must runs a CDK assertion, turning its panic into a test error.
