@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"path/filepath"
@@ -134,15 +135,50 @@ func TestKillDuringRemoteMutatingCall(t *testing.T) {
 // sandboxd on the same workspace.
 func TestDeadSandboxIsReplaced(t *testing.T) {
 	ctx := context.Background()
-	d := startDev(t, t.TempDir(), "--sandbox", "process")
+	data := t.TempDir()
+	d := startDev(t, data, "--sandbox", "process")
 	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	shellTurn(t, ctx, d, s.ID, "echo kept > kept.txt")
 	first := sandboxRecord(t, ctx, d, s.ID)
-	// bash's parent is sandboxd itself.
-	_, tr := shellTurn(t, ctx, d, s.ID, "kill -9 $PPID")
+	// sandboxd is killed under a running call. The command cannot kill it
+	// itself (as root, commands run as nobody): it says through a FIFO that
+	// it runs, and the test kills sandboxd.
+	fifo := filepath.Join(data, "sandboxd", s.ID, "workspace", "running.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(fifo, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(fifo, os.O_RDWR, 0) // neither this open nor the command's write waits
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	turn := make(chan []string, 1)
+	go func() {
+		su, err := d.cl.submit(ctx, s.ID, "echo running > running.fifo; exec sleep 300", "")
+		if err != nil {
+			turn <- []string{err.Error(), ""}
+			return
+		}
+		waitDone(t, ctx, d.cl, s.ID, su.ID)
+		turn <- transcriptOf(t, ctx, d.cl, s.ID)
+	}()
+	if _, err := bufio.NewReader(f).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimPrefix(first.ID, "pid:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	tr := <-turn
 	if res := tr[len(tr)-2]; !strings.Contains(res, "sandbox unavailable") || !strings.Contains(res, "err=true") {
 		t.Fatalf("the call that hit the dead sandbox: %s", res)
 	}

@@ -103,6 +103,9 @@ func env(t *testing.T) []string {
 	return []string{
 		"PATH=" + os.Getenv("PATH"), "SANDBOXD_TOKEN_SHA256=" + hex.EncodeToString(sum[:]),
 		"AWS_SECRET_ACCESS_KEY=leak", "CAIRN_X=leak", "FOO_API_KEY=leak",
+		// t.TempDir workspaces are out of nobody's reach: under root, keep
+		// commands as sandboxd's user (shared/sandbox/server tests the switch).
+		"SANDBOXD_RUN_AS=self",
 	}
 }
 

@@ -62,6 +62,30 @@ type SandboxSpec struct {
 	// the deployment's task definition.
 	CPU       int `json:"cpu,omitempty"`
 	MemoryMiB int `json:"memory_mib,omitempty"`
+	// Limits bound each command a call runs (omitzero: a spec without
+	// limits keeps its fingerprint).
+	Limits SandboxLimits `json:"limits,omitzero"`
+}
+
+// SandboxLimits bound every command (exec, run_script) in a sandbox; 0 =
+// no limit. A command that hits one ends with a marker naming it as the
+// last line of its stderr (local.LimitMarker). How each is enforced — an
+// rlimit on the command, a cgroup where the host offers one, a size check
+// of the workspace — is docs/ARCHITECTURE.md "Tools and sandboxes".
+type SandboxLimits struct {
+	// MemoryMiB bounds a command's memory (cgroup memory.max of the call,
+	// else RLIMIT_AS of each process).
+	MemoryMiB int `json:"memory_mib,omitempty"`
+	// Pids bounds the processes (and threads) of a call at once (cgroup
+	// pids.max, else RLIMIT_NPROC, which is per user and ignored for root).
+	Pids int `json:"pids,omitempty"`
+	// FileSizeMiB bounds every file a command writes (RLIMIT_FSIZE).
+	FileSizeMiB int `json:"file_size_mib,omitempty"`
+	// WorkspaceMiB bounds the workspace's total size: checked after each
+	// command and before each write.
+	WorkspaceMiB int `json:"workspace_mib,omitempty"`
+	// CPUSeconds bounds the CPU time of each process (RLIMIT_CPU).
+	CPUSeconds int `json:"cpu_seconds,omitempty"`
 }
 
 // SandboxRecord is where a session's sandbox lives, recorded on the session

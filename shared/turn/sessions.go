@@ -53,6 +53,10 @@ const (
 	MaxApprovalTimeoutSecs = 30 * 24 * 3600 // 30 days
 	MaxSandboxCPU          = 16384          // Fargate's largest task: 16 vCPU
 	MaxSandboxMemoryMiB    = 122880         // and 120 GiB
+	MaxSandboxPids         = 1 << 20
+	MaxSandboxFileSizeMiB  = 1 << 20 // 1 TiB
+	MaxSandboxWorkspaceMiB = 1 << 24 // 16 TiB
+	MaxSandboxCPUSeconds   = 30 * 24 * 3600
 	MaxSystemBytes         = MaxPromptBytes
 	MaxModelBytes          = 256
 	MaxSessionTools        = 64
@@ -77,6 +81,11 @@ func CheckSpec(spec contracts.SessionSpec) error {
 		{"policy.approval_timeout_seconds", spec.Policy.ApprovalTimeoutSeconds, MaxApprovalTimeoutSecs, " (30 days)"},
 		{"sandbox.cpu", spec.Sandbox.CPU, MaxSandboxCPU, ""},
 		{"sandbox.memory_mib", spec.Sandbox.MemoryMiB, MaxSandboxMemoryMiB, ""},
+		{"sandbox.limits.memory_mib", spec.Sandbox.Limits.MemoryMiB, MaxSandboxMemoryMiB, ""},
+		{"sandbox.limits.pids", spec.Sandbox.Limits.Pids, MaxSandboxPids, ""},
+		{"sandbox.limits.file_size_mib", spec.Sandbox.Limits.FileSizeMiB, MaxSandboxFileSizeMiB, ""},
+		{"sandbox.limits.workspace_mib", spec.Sandbox.Limits.WorkspaceMiB, MaxSandboxWorkspaceMiB, ""},
+		{"sandbox.limits.cpu_seconds", spec.Sandbox.Limits.CPUSeconds, MaxSandboxCPUSeconds, " (30 days)"},
 	} {
 		if n.v < 0 || n.v > n.max {
 			return fmt.Errorf("%s is %d: want 0 (the default) to %d%s: %w", n.name, n.v, n.max, n.unit, contracts.ErrInvalid)

@@ -22,6 +22,7 @@ import (
 	"github.com/cairnrun/cairn/shared/aws/s3blob"
 	"github.com/cairnrun/cairn/shared/aws/sqsqueue"
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/dumpable"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/model/providers"
 	"github.com/cairnrun/cairn/shared/secrets"
@@ -199,8 +200,13 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 }
 
 // Boot is what every function's main does: read the environment through
-// getenv, then New. The sandbox base environment is PATH only.
+// getenv, then New. The sandbox base environment is PATH only. First it
+// switches the process's dumpable flag off (shared/dumpable): no process of
+// the function's user reads its credentials through /proc.
 func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger) (*assemble.Runtime, error) {
+	if err := dumpable.Off(); err != nil {
+		return nil, err
+	}
 	c, err := FromEnv(getenv)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@
 // operators. There is no bearer token on AWS.
 //
 // It may import shared/assemble, shared/aws/dynamo, shared/aws/lambdafn, shared/aws/s3blob,
-// shared/aws/sqsqueue, shared/contracts, shared/ids, shared/model/providers,
+// shared/aws/sqsqueue, shared/contracts, shared/dumpable, shared/ids, shared/model/providers,
 // shared/sandbox/fargate, shared/sandbox/local, shared/sandbox/placement,
 // shared/secrets, shared/tools, shared/workflow/isolate,
 // shared/workflow/isolate/lambdainvoke, shared/workflow/schedule, the

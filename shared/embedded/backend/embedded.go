@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/dumpable"
 	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/model/providers"
@@ -60,6 +61,12 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("embedded backend: DataDir is required")
 	}
+	// The runtime holds the model keys and the sandbox key: no process of
+	// the same user (a sandboxed command) may read its environment or
+	// memory through /proc.
+	if err := dumpable.Off(); err != nil {
+		return nil, fmt.Errorf("embedded backend: %w", err)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
@@ -71,6 +78,16 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("opening journal: %w", err)
+	}
+	// The journal is the runtime's alone, whatever the umask: as root,
+	// process sandboxes make DATA searchable (never listable) by the
+	// commands' unprivileged user (shared/sandbox/proc, searchable).
+	for _, f := range []string{"cairn.db", "cairn.db-wal", "cairn.db-shm"} {
+		if err := os.Chmod(filepath.Join(cfg.DataDir, f), 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			store.Close()
+			lock.Close()
+			return nil, fmt.Errorf("protecting the journal: %w", err)
+		}
 	}
 	sbOpts := cfg.Sandbox
 	sbOpts.Env = cfg.Env
@@ -90,7 +107,7 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 		models[k] = v
 	}
 	clock := contracts.WallClock{}
-	sandboxes, closeSandboxes, err := sandboxProviders(cfg, store, sbOpts)
+	sandboxes, closeSandboxes, err := sandboxProviders(ctx, cfg, store, sbOpts)
 	if err != nil {
 		store.Close()
 		lock.Close()
@@ -123,8 +140,12 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 
 // sandboxProviders serves "local" sandboxes under DATA/sandboxes and, with
 // Config.Sandboxd, "process" ones under DATA/sandboxd (their tokens derived
-// from the key in DATA/sandbox.key); SandboxKind picks the default.
-func sandboxProviders(cfg Config, store *sqlite.Store, opts local.Options) (contracts.SandboxProvider, func() error, error) {
+// from the key in DATA/sandbox.key); SandboxKind picks the default. As the
+// holder of the data directory's lock it is the only user of DATA/sandboxd:
+// it reaps at once every sandboxd an earlier, killed process left running
+// that no session records, and its close stops every recorded one, not
+// only those this process started.
+func sandboxProviders(ctx context.Context, cfg Config, store *sqlite.Store, opts local.Options) (contracts.SandboxProvider, func() error, error) {
 	kinds := map[string]contracts.SandboxProvider{"local": local.NewProvider(filepath.Join(cfg.DataDir, "sandboxes"), opts)}
 	closeAll := func() error { return nil }
 	if len(cfg.Sandboxd) > 0 {
@@ -139,8 +160,11 @@ func sandboxProviders(cfg Config, store *sqlite.Store, opts local.Options) (cont
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := pp.Reap(ctx); err != nil {
+			return nil, nil, err
+		}
 		kinds[proc.Kind] = pp
-		closeAll = pp.Close
+		closeAll = pp.StopAll
 	}
 	def := cfg.SandboxKind
 	if def == "" {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,9 @@ const DefaultMaxCalls = 1024
 // effect-once per CallID.
 func (l *Sandbox) WriteFile(ctx context.Context, r contracts.WriteFileRequest) error {
 	_, err := once(ctx, l, "write_file", r.CallID, r, func(ctx context.Context) (struct{}, error) {
+		if err := l.checkWorkspace(int64(len(r.Content))); err != nil {
+			return struct{}{}, err
+		}
 		return struct{}{}, l.writeFile(ctx, r)
 	})
 	return err
@@ -40,6 +44,9 @@ func (l *Sandbox) WriteFile(ctx context.Context, r contracts.WriteFileRequest) e
 // per CallID.
 func (l *Sandbox) EditFile(ctx context.Context, r contracts.EditFileRequest) (contracts.EditFileResult, error) {
 	return once(ctx, l, "edit_file", r.CallID, r, func(ctx context.Context) (contracts.EditFileResult, error) {
+		if err := l.checkWorkspace(max(int64(len(r.New)-len(r.Old)), 0)); err != nil {
+			return contracts.EditFileResult{}, err
+		}
 		return l.editFile(ctx, r)
 	})
 }
@@ -165,9 +172,11 @@ func (g *ledger) lock(ctx context.Context, callID string) (*os.File, error) {
 	}
 }
 
-// running reports whether some runner holds callID's lock now.
+// running reports whether some runner holds callID's lock now. A free
+// lock whose file still names a command's processes was held by a runner
+// that died mid-call: what it left running is killed first (reapLeft).
 func (g *ledger) running(callID string) (bool, error) {
-	f, err := os.Open(g.base(callID) + ".lock")
+	f, err := os.OpenFile(g.base(callID)+".lock", os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -178,7 +187,54 @@ func (g *ledger) running(callID string) (bool, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return errors.Is(err, syscall.EWOULDBLOCK), nil
 	}
+	reapLeft(f)
 	return false, nil // closing releases the probe's lock
+}
+
+// startRecord is what a running command's call writes into its lock file
+// (which it holds locked): how to find its processes again if the runner
+// dies — its cgroups, else its process group and start time.
+type startRecord struct {
+	Pgid    int      `json:"pgid"`
+	Start   uint64   `json:"start"` // clock ticks since boot, /proc/pid/stat
+	Cgroups []string `json:"cgroups,omitempty"`
+}
+
+type startKey struct{}
+
+// startRecorder returns the function a command calls once started to
+// record its startRecord, or nil outside a ledgered call.
+func startRecorder(ctx context.Context) func(startRecord) {
+	f, _ := ctx.Value(startKey{}).(func(startRecord))
+	return f
+}
+
+// recordStart stores rec in the (locked) lock file f.
+func recordStart(f *os.File, rec startRecord) {
+	b, _ := json.Marshal(rec)
+	if f.Truncate(0) == nil {
+		_, _ = f.WriteAt(b, 0)
+	}
+}
+
+// reapLeft kills what the start record in lock file f (locked by the
+// caller) names — a call whose runner died before it ended — and clears
+// the record. A call that ended normally cleared it itself.
+func reapLeft(f *os.File) {
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<16))
+	if err != nil || len(b) == 0 {
+		return
+	}
+	var rec startRecord
+	if json.Unmarshal(b, &rec) == nil {
+		for _, dir := range rec.Cgroups {
+			killGroup(dir)
+		}
+		if len(rec.Cgroups) == 0 {
+			killLeftGroup(rec.Pgid, rec.Start)
+		}
+	}
+	_ = f.Truncate(0)
 }
 
 func (g *ledger) read(callID string) (callRecord, bool, error) {
@@ -294,6 +350,7 @@ func once[T any](ctx context.Context, l *Sandbox, method, callID string, req any
 	}
 	var end func() // after the lock is released: CancelCall returns when CallOutcome says done
 	defer func() {
+		_ = lock.Truncate(0) // the command's processes are gone (run killed them)
 		lock.Close()
 		if end != nil {
 			end()
@@ -305,7 +362,9 @@ func once[T any](ctx context.Context, l *Sandbox, method, callID string, req any
 		}
 		return replay[T](rec, method, hash)
 	}
+	reapLeft(lock) // a previous runner of this call died mid-call
 	ctx, end = l.track(ctx, callID)
+	ctx = context.WithValue(ctx, startKey{}, func(rec startRecord) { recordStart(lock, rec) })
 	res, runErr := run(ctx)
 	if runErr != nil && ctx.Err() != nil && !cancelRequested(ctx) {
 		return res, runErr // stopped by its caller: the outcome stays unknown

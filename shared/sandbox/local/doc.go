@@ -3,9 +3,14 @@
 //
 // It owns path confinement (every path is workspace-relative; "..",
 // absolute paths and symlinks resolving outside the root are refused with
-// contracts.ErrPermission), command execution (`bash -c` in a process group
-// of its own, killed as a whole at the timeout, with output capped per
-// stream and a scrubbed environment whose HOME is the workspace), the call
+// contracts.ErrPermission; every file method resolves its path once,
+// through an os.Root on the workspace, and regular files with more than
+// one hard link are not read or written: see path.go), command execution (`bash -c` in a process group
+// of its own — and in a cgroup v2 of its own where the host has one, else
+// under a child-subreaper wrapper (HostContainment, contain.go,
+// reaper_linux.go), so every descendant is killed when the call ends — killed as a whole at the timeout, under the spec's per-call
+// limits (limits.go), with output capped per stream and a scrubbed
+// environment whose HOME is the workspace), the call
 // ledger that makes mutating calls with a CallID effect-once (CallOutcome;
 // CancelCall stops a running call by its id and records it cancelled), and
 // the Provider that gives each session a directory under a base directory.

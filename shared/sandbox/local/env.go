@@ -70,3 +70,22 @@ func commandEnv(base []string, root string) []string {
 	}
 	return append(env, "HOME="+root)
 }
+
+// Allow returns env ("NAME=value" entries) with only what a sandboxed
+// command needs from the environment of whoever starts it (an allowlist:
+// PATH, the locale — LANG, LANGUAGE, LC_* —, TERM, TZ, TMPDIR, USER,
+// LOGNAME, SHELL); everything else — credentials, tokens, connection
+// strings such as DATABASE_URL or SLACK_WEBHOOK_URL — is dropped, whatever
+// its name. The input is not modified; order is kept.
+func Allow(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "PATH", k == "LANG", k == "LANGUAGE", strings.HasPrefix(k, "LC_"), k == "TERM", k == "TZ",
+			k == "TMPDIR", k == "USER", k == "LOGNAME", k == "SHELL":
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -25,8 +25,10 @@ const pipeGrace = time.Second
 // MaxTimeout, and the ctx deadline) the whole group is killed: TimedOut,
 // ExitCode -1. When ctx is cancelled the group is killed too: an error, or,
 // when CancelCall cancelled it, a result (ExitCode -1, CancelMarker ending
-// stderr). Processes the command leaves behind in its group are killed
-// when it exits. A non-zero exit is a result, not an error.
+// stderr). Processes the command leaves behind in its group — and, with
+// cgroup2 containment (contain.go), anywhere — are killed when it exits.
+// The command runs under Options.Limits (limits.go); one it hit is named
+// by a marker ending stderr. A non-zero exit is a result, not an error.
 func (l *Sandbox) exec(ctx context.Context, r contracts.ExecRequest) (contracts.ExecResult, error) {
 	if r.Command == "" {
 		return contracts.ExecResult{}, fmt.Errorf("exec: empty command: %w", contracts.ErrInvalid)
@@ -94,24 +96,75 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 	}
 	defer errR.Close()
 
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = slices.Clip(l.env) // shared by concurrent calls: never appended to in place
-	cmd.Stdout = outW
-	cmd.Stderr = errW
-	if in != nil {
-		cmd.Stdin = in
+	// The call's cgroup (containment "cgroup2"), and the wrapper that sets
+	// its rlimits (limits.go).
+	lim := l.opts.Limits
+	hg := groups()
+	var g *callGroup
+	if l.contain == ContainCgroup2 {
+		g = hg.newCallGroup(lim, l.opts.Credential)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	reaped := g == nil && l.contain == ContainSubreaper
+	newCmd := func(g *callGroup) *exec.Cmd {
+		args := argv
+		pidsCg, memCg := hg.limitsIn(g)
+		pidsV1 := ""
+		if g != nil {
+			pidsV1 = g.pidsV1
+		}
+		if script := wrapScript(lim, pidsCg, memCg, pidsV1); script != "" {
+			args = append([]string{l.opts.Shell, "-c", script, "cairn-limits"}, argv...)
+		}
+		var cmd *exec.Cmd
+		if reaped {
+			cmd = exec.Command("/proc/self/exe", append([]string{reaperArg}, args...)...)
+			cmd.Args[0] = "cairn-sandbox-reaper"
+		} else {
+			cmd = exec.Command(args[0], args[1:]...)
+		}
+		cmd.Dir = dir
+		cmd.Env = slices.Clip(l.env) // shared by concurrent calls: never appended to in place
+		cmd.Stdout = outW
+		cmd.Stderr = errW
+		if in != nil {
+			cmd.Stdin = in
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.SysProcAttr.Credential = l.opts.Credential // RunAs (sandboxd as root): nil = the sandbox's own user
+		if g != nil {
+			intoCgroup(cmd.SysProcAttr, int(g.fd.Fd()))
+		}
+		return cmd
+	}
+	cmd := newCmd(g)
+	rec := startRecorder(ctx)
+	if rec != nil && g != nil { // before it starts: a runner dying at any moment leaves its cgroup named
+		rec(startRecord{Cgroups: g.describe()})
+	}
 
 	start := time.Now()
 	err = cmd.Start()
+	if err != nil && g != nil { // the host refused the clone into the cgroup: contain by process group
+		g.kill()
+		g = nil
+		if in != nil {
+			_, _ = in.Seek(0, io.SeekStart)
+		}
+		cmd = newCmd(nil)
+		err = cmd.Start()
+	}
 	outW.Close()
 	errW.Close()
 	if err != nil {
+		g.kill()
 		return contracts.ExecResult{}, fmt.Errorf("exec: starting %s: %w", argv[0], err)
 	}
 	pgid := cmd.Process.Pid
+	defer g.kill() // on every return; the normal path kills it below, before draining
+	if rec != nil {
+		st, _, _ := procStart(pgid)
+		rec(startRecord{Pgid: pgid, Start: st, Cgroups: g.describe()})
+	}
 
 	stdout := make(chan capped, 1)
 	stderr := make(chan capped, 1)
@@ -126,14 +179,23 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 	select {
 	case waitErr = <-waited:
 	case <-ctx.Done():
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		if reaped {
+			// The reaper kills all it adopted, then exits; a SIGKILL
+			// would hand its orphans to our parent instead.
+			_ = syscall.Kill(pgid, syscall.SIGTERM)
+		} else {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
 		waitErr = <-waited
 		stopped = ctx.Err()
 	}
 	timedOut := errors.Is(stopped, context.DeadlineExceeded)
-	// Whatever the command left running in its group goes too, so nothing
+	// Whatever the command left running in its group — and, with a cgroup,
+	// anywhere (setsid, double fork, job control) — goes too, so nothing
 	// outlives the call or holds the pipes open.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	oomKills, pidsMax := g.event("memory.events", "oom_kill"), g.event("pids.events", "max")
+	g.kill()
 	deadline := time.Now().Add(pipeGrace)
 	_ = outR.SetReadDeadline(deadline)
 	_ = errR.SetReadDeadline(deadline)
@@ -164,6 +226,18 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 			return contracts.ExecResult{}, fmt.Errorf("exec: waiting for %s: %w", argv[0], waitErr)
 		}
 		res.ExitCode = exitCode(ee.ProcessState)
+	}
+	if !timedOut && !cancelled {
+		pidsCg, memCg := hg.limitsIn(g)
+		if m := limitHit(lim, res.ExitCode, cmd.ProcessState, oomKills, pidsMax, pidsCg, memCg, res.Stderr); m != "" {
+			res.Stderr = withMarker(res.Stderr, m)
+		}
+	}
+	if err := l.checkWorkspace(0); err != nil {
+		res.Stderr = withMarker(res.Stderr, LimitMarker("workspace_mib", lim.WorkspaceMiB, " MiB"))
+		if res.ExitCode == 0 {
+			res.ExitCode = 1
+		}
 	}
 	return res, nil
 }

@@ -8,27 +8,25 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
-// Files are opened with O_NOFOLLOW (the resolved path has no symlinks left,
-// so a symlink appearing at the final component after resolution is a race
-// and fails) and O_NONBLOCK (so a FIFO never blocks the call; it is then
-// refused as not a regular file).
-const (
-	readFlags  = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-	writeFlags = os.O_WRONLY | os.O_CREATE | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
-)
-
-// openRegular opens host for reading and checks it is a regular file.
-func (l *Sandbox) openRegular(op, host, rel string) (*os.File, fs.FileInfo, error) {
-	f, err := os.OpenFile(host, readFlags, 0)
+// openRegular opens workspace path rel through the root with flag (plus
+// O_NONBLOCK, so a FIFO never blocks the call; it is then refused as not a
+// regular file) and checks that it is a regular file with a single link.
+// os.Root opens the last component with O_NOFOLLOW and follows a symlink
+// there only within the workspace.
+func (l *Sandbox) openRegular(op, rel string, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, error) {
+	f, err := l.ws.OpenFile(rel, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
-		return nil, nil, l.pathError(op, rel, err)
+		if errors.Is(err, syscall.ENXIO) { // a FIFO without a reader, opened to write
+			return nil, nil, fmt.Errorf("%s %s: not a regular file: %w", op, rel, contracts.ErrInvalid)
+		}
+		return nil, nil, l.rootError(op, rel, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -43,6 +41,10 @@ func (l *Sandbox) openRegular(op, host, rel string) (*os.File, fs.FileInfo, erro
 		f.Close()
 		return nil, nil, fmt.Errorf("%s %s: not a regular file: %w", op, rel, contracts.ErrInvalid)
 	}
+	if err := singleLink(op, rel, fi); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
 	return f, fi, nil
 }
 
@@ -55,11 +57,11 @@ func (l *Sandbox) ReadFile(ctx context.Context, r contracts.ReadFileRequest) (co
 	if r.Offset < 0 || r.Limit < 0 {
 		return contracts.ReadFileResult{}, fmt.Errorf("reading %s: negative offset or limit: %w", r.Path, contracts.ErrInvalid)
 	}
-	host, rel, err := l.resolve(r.Path)
+	rel, err := cleanRel(r.Path)
 	if err != nil {
 		return contracts.ReadFileResult{}, err
 	}
-	f, fi, err := l.openRegular("reading", host, rel)
+	f, fi, err := l.openRegular("reading", rel, os.O_RDONLY, 0)
 	if err != nil {
 		return contracts.ReadFileResult{}, err
 	}
@@ -95,50 +97,43 @@ func (l *Sandbox) writeFile(ctx context.Context, r contracts.WriteFileRequest) e
 	if int64(len(r.Content)) > l.opts.MaxWrite {
 		return fmt.Errorf("writing %s: %d bytes exceed the %d-byte limit: %w", r.Path, len(r.Content), l.opts.MaxWrite, contracts.ErrTooLarge)
 	}
-	host, rel, err := l.resolve(r.Path)
+	rel, err := cleanRel(r.Path)
 	if err != nil {
 		return err
 	}
-	if host == l.root {
+	if rel == "." {
 		return fmt.Errorf("writing %s: is a directory: %w", rel, contracts.ErrInvalid)
 	}
-	return l.writeHost("writing", host, rel, []byte(r.Content), r.Append)
-}
-
-// writeHost writes data to a resolved host path (parents created).
-func (l *Sandbox) writeHost(op, host, rel string, data []byte, appendMode bool) error {
-	if err := os.MkdirAll(filepath.Dir(host), 0o755); err != nil {
-		return l.pathError(op, rel, err)
+	// Parents are created through the root too; the open below resolves
+	// the path again from the root, so a parent swapped meanwhile is
+	// confined all the same.
+	if dir := path.Dir(rel); dir != "." {
+		if err := l.ws.MkdirAll(dir, 0o755); err != nil {
+			return l.rootError("writing", rel, err)
+		}
 	}
-	flags := writeFlags
-	if appendMode {
+	flags := os.O_WRONLY | os.O_CREATE
+	if r.Append {
 		flags |= os.O_APPEND
 	}
-	f, err := os.OpenFile(host, flags, 0o644)
+	// No O_TRUNC: the file is truncated only once it is known to be a
+	// regular file with a single link. Writes are in place (no temporary
+	// file and rename), on the descriptor just opened.
+	f, _, err := l.openRegular("writing", rel, flags, 0o644)
 	if err != nil {
-		if errors.Is(err, syscall.ENXIO) {
-			return fmt.Errorf("%s %s: not a regular file: %w", op, rel, contracts.ErrInvalid)
-		}
-		return l.pathError(op, rel, err)
+		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return l.pathError(op, rel, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s %s: not a regular file: %w", op, rel, contracts.ErrInvalid)
-	}
-	if !appendMode {
+	if !r.Append {
 		if err := f.Truncate(0); err != nil {
-			return l.pathError(op, rel, err)
+			return l.pathError("writing", rel, err)
 		}
 	}
-	if _, err := f.Write(data); err != nil {
-		return l.pathError(op, rel, err)
+	if _, err := f.WriteString(r.Content); err != nil {
+		return l.pathError("writing", rel, err)
 	}
 	if err := f.Close(); err != nil {
-		return l.pathError(op, rel, err)
+		return l.pathError("writing", rel, err)
 	}
 	return nil
 }
@@ -154,20 +149,20 @@ func (l *Sandbox) editFile(ctx context.Context, r contracts.EditFileRequest) (co
 	if r.Old == "" {
 		return contracts.EditFileResult{}, fmt.Errorf("editing %s: empty old string: %w", r.Path, contracts.ErrInvalid)
 	}
-	host, rel, err := l.resolve(r.Path)
+	rel, err := cleanRel(r.Path)
 	if err != nil {
 		return contracts.EditFileResult{}, err
 	}
-	f, fi, err := l.openRegular("editing", host, rel)
+	// One descriptor for the read and the write: the path is resolved once.
+	f, fi, err := l.openRegular("editing", rel, os.O_RDWR, 0)
 	if err != nil {
 		return contracts.EditFileResult{}, err
 	}
+	defer f.Close()
 	if fi.Size() > l.opts.MaxWrite {
-		f.Close()
 		return contracts.EditFileResult{}, fmt.Errorf("editing %s: file of %d bytes exceeds the %d-byte limit: %w", rel, fi.Size(), l.opts.MaxWrite, contracts.ErrTooLarge)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, l.opts.MaxWrite+1))
-	f.Close()
 	if err != nil {
 		return contracts.EditFileResult{}, l.pathError("editing", rel, err)
 	}
@@ -187,8 +182,14 @@ func (l *Sandbox) editFile(ctx context.Context, r contracts.EditFileRequest) (co
 	if int64(len(text)) > l.opts.MaxWrite {
 		return contracts.EditFileResult{}, fmt.Errorf("editing %s: result of %d bytes exceeds the %d-byte limit: %w", rel, len(text), l.opts.MaxWrite, contracts.ErrTooLarge)
 	}
-	if err := l.writeHost("editing", host, rel, []byte(text), false); err != nil {
-		return contracts.EditFileResult{}, err
+	if err := f.Truncate(0); err != nil {
+		return contracts.EditFileResult{}, l.pathError("editing", rel, err)
+	}
+	if _, err := f.WriteAt([]byte(text), 0); err != nil {
+		return contracts.EditFileResult{}, l.pathError("editing", rel, err)
+	}
+	if err := f.Close(); err != nil {
+		return contracts.EditFileResult{}, l.pathError("editing", rel, err)
 	}
 	return contracts.EditFileResult{Replacements: n}, nil
 }
@@ -205,29 +206,38 @@ func info(rel string, fi fs.FileInfo) contracts.FileInfo {
 }
 
 // ListDir lists a directory sorted by name. Entries are not followed: a
-// symlink is reported as a symlink (Mode has fs.ModeSymlink).
+// symlink is reported as a symlink (Mode has fs.ModeSymlink). The directory
+// is opened once through the root and its entries are described relative to
+// that descriptor.
 func (l *Sandbox) ListDir(ctx context.Context, p string) ([]contracts.FileInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	host, rel, err := l.resolve(p)
+	rel, err := cleanRel(p)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := os.Stat(host)
+	dir, err := l.ws.OpenRoot(rel)
 	if err != nil {
-		return nil, l.pathError("listing", rel, err)
+		if !escapes(err) && isNotDir(err) {
+			fi, serr := l.ws.Stat(rel)
+			if serr == nil && !fi.IsDir() {
+				return nil, fmt.Errorf("listing %s: not a directory: %w", rel, contracts.ErrInvalid)
+			}
+			if serr != nil {
+				err = serr // ENOTDIR from a parent: ErrNotFound
+			}
+		}
+		return nil, l.rootError("listing", rel, err)
 	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("listing %s: not a directory: %w", rel, contracts.ErrInvalid)
-	}
-	entries, err := os.ReadDir(host)
+	defer dir.Close()
+	entries, err := readDir(dir)
 	if err != nil {
 		return nil, l.pathError("listing", rel, err)
 	}
 	out := make([]contracts.FileInfo, 0, len(entries))
 	for _, e := range entries {
-		efi, err := e.Info()
+		efi, err := dir.Lstat(e.Name())
 		if err != nil {
 			continue // removed meanwhile
 		}
@@ -236,45 +246,62 @@ func (l *Sandbox) ListDir(ctx context.Context, p string) ([]contracts.FileInfo, 
 	return out, nil
 }
 
+// readDir lists the directory dir is opened on, sorted by name.
+func readDir(dir *os.Root) ([]fs.DirEntry, error) {
+	f, err := dir.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
+}
+
 // Stat describes a file or directory (symlinks followed, confined).
 func (l *Sandbox) Stat(ctx context.Context, p string) (contracts.FileInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return contracts.FileInfo{}, err
 	}
-	host, rel, err := l.resolve(p)
+	rel, err := cleanRel(p)
 	if err != nil {
 		return contracts.FileInfo{}, err
 	}
-	fi, err := os.Stat(host)
+	fi, err := l.ws.Stat(rel)
 	if err != nil {
-		return contracts.FileInfo{}, l.pathError("stat", rel, err)
+		return contracts.FileInfo{}, l.rootError("stat", rel, err)
 	}
 	return info(rel, fi), nil
 }
 
 // Remove deletes a file, a symlink (never its target) or a directory (a
 // non-empty one only when recursive). The workspace root is never removed.
+// The parents are resolved through the root and the last component is
+// removed relative to its parent's descriptor (unlinkat), never followed.
 func (l *Sandbox) Remove(ctx context.Context, p string, recursive bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	host, rel, err := l.resolveParent(p)
+	rel, err := cleanRel(p)
 	if err != nil {
 		return err
 	}
-	if host == l.root || !within(l.root, host) {
+	if rel == "." {
 		return fmt.Errorf("removing %s: refusing to remove the workspace root: %w", rel, contracts.ErrPermission)
 	}
-	if _, err := os.Lstat(host); err != nil {
-		return l.pathError("removing", rel, err)
+	if _, err := l.ws.Lstat(rel); err != nil {
+		return l.rootError("removing", rel, err)
 	}
 	if recursive {
-		err = os.RemoveAll(host)
+		err = l.ws.RemoveAll(rel)
 	} else {
-		err = os.Remove(host)
+		err = l.ws.Remove(rel)
 	}
 	if err != nil {
-		return l.pathError("removing", rel, err)
+		return l.rootError("removing", rel, err)
 	}
 	return nil
 }
@@ -285,16 +312,15 @@ func (l *Sandbox) MakeDir(ctx context.Context, p string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	host, rel, err := l.resolve(p)
+	rel, err := cleanRel(p)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(host, 0o755); err != nil {
-		var errno syscall.Errno
-		if errors.As(err, &errno) && errno == syscall.ENOTDIR {
+	if err := l.ws.MkdirAll(rel, 0o755); err != nil {
+		if !escapes(err) && isNotDir(err) {
 			return fmt.Errorf("making directory %s: a file is in the way: %w", rel, contracts.ErrExists)
 		}
-		return l.pathError("making directory", rel, err)
+		return l.rootError("making directory", rel, err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -46,6 +47,14 @@ type Options struct {
 	StateDir string
 	// MaxCalls bounds the ledger (default DefaultMaxCalls).
 	MaxCalls int
+	// Limits bound every command (the session's spec.sandbox.limits;
+	// limits.go says how each is enforced).
+	Limits contracts.SandboxLimits
+	// Credential, when set, is the uid/gid (and groups) every command runs
+	// as (SysProcAttr.Credential): sandboxd running as root sets it to an
+	// unprivileged user that owns the workspace but not StateDir
+	// (shared/sandbox/server, SANDBOXD_RUN_AS). nil: the sandbox's own user.
+	Credential *syscall.Credential
 }
 
 func (o Options) withDefaults() Options {
@@ -81,11 +90,14 @@ func (o Options) withDefaults() Options {
 // process group. It is safe for concurrent use.
 type Sandbox struct {
 	root  string
+	ws    *os.Root // the workspace directory, opened once: every file method goes through it
 	opts  Options
 	env   []string
 	calls *ledger // nil without Options.StateDir
 
 	running *inflights // calls CancelCall can stop
+
+	contain Containment // HostContainment(); tests may force a weaker one
 }
 
 var (
@@ -111,8 +123,15 @@ func New(root string, opts Options) (*Sandbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolving local sandbox root %s: %w", root, err)
 	}
+	// The root stays open for the sandbox's life (os.Root closes it when
+	// the sandbox is collected): a command renaming the workspace directory
+	// or replacing a parent of it by a symlink cannot move it.
+	ws, err := os.OpenRoot(real)
+	if err != nil {
+		return nil, fmt.Errorf("opening local sandbox root %s: %w", root, err)
+	}
 	opts = opts.withDefaults()
-	l := &Sandbox{root: real, opts: opts, env: commandEnv(opts.Env, real), running: newInflights()}
+	l := &Sandbox{root: real, ws: ws, opts: opts, env: commandEnv(opts.Env, real), running: newInflights(), contain: HostContainment()}
 	if opts.StateDir != "" {
 		if l.calls, err = newLedger(filepath.Join(opts.StateDir, "calls"), opts.MaxCalls); err != nil {
 			return nil, err

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/testkit/conformance/sandboxtest"
 )
@@ -25,6 +23,19 @@ func TestConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 		return sb, dir
+	})
+}
+
+// The suite again with the containment of a host without a writable cgroup
+// v2: the subreaper.
+func TestConformanceSubreaper(t *testing.T) {
+	if HostContainment() == ContainProcessGroup {
+		t.Skip("no subreaper on this host")
+	}
+	sandboxtest.Run(t, func(t *testing.T) (contracts.SandboxAPI, string) {
+		sb := newLocal(t, Options{Env: os.Environ(), StateDir: t.TempDir()})
+		sb.contain = ContainSubreaper
+		return sb, sb.Root()
 	})
 }
 
@@ -172,39 +183,10 @@ func TestExecEscapedChildDoesNotHang(t *testing.T) {
 // failure, it is not a margin a slow run could reach.
 const hangGuard = time.Minute
 
-// exits waits for process pid to end (a zombie has ended) and reports
-// whether it did within hangGuard. Signal delivery is asynchronous, so
-// this waits for the event: a pidfd, readable once the process has exited
-// (it need not be our child), or where pidfds are unavailable, /proc polled
-// a bounded number of times.
+// exits waits for process pid to end (sandboxtest.Exits: a pidfd).
 func exits(t *testing.T, pid int) bool {
 	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	switch {
-	case errors.Is(err, unix.ESRCH):
-		return true
-	case err == nil:
-		defer unix.Close(fd)
-		for {
-			n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(hangGuard/time.Millisecond))
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			if err != nil {
-				t.Fatalf("polling the pidfd of %d: %v", pid, err)
-			}
-			return n == 1
-		}
-	}
-	const step = 10 * time.Millisecond
-	for range int(hangGuard / step) {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil || strings.Contains(string(b), ") Z") {
-			return true
-		}
-		time.Sleep(step)
-	}
-	return false
+	return sandboxtest.Exits(t, pid)
 }
 
 func TestGrepGlobBaseName(t *testing.T) {

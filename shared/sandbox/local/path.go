@@ -39,7 +39,9 @@ func within(root, p string) bool {
 }
 
 // resolve maps a workspace-relative path to a host path inside the workspace
-// with every symlink resolved. It returns the cleaned relative path too.
+// with every symlink resolved. It returns the cleaned relative path too. It
+// checks a path that is used later, so it serves only Exec's working
+// directory; the file methods use the os.Root (see below).
 //
 // The existing prefix of the path is resolved with EvalSymlinks and must stay
 // inside the root; the not-yet-existing tail is appended to it verbatim (it
@@ -98,32 +100,73 @@ func (l *Sandbox) resolve(p string) (host, rel string, err error) {
 	return filepath.Join(append([]string{real}, comps[i:]...)...), rel, nil
 }
 
-// resolveParent resolves everything but the last component of p, which is
-// returned unresolved: for operations on a directory entry itself (Remove
-// deletes a symlink, never its target).
-func (l *Sandbox) resolveParent(p string) (host, rel string, err error) {
-	rel, err = cleanRel(p)
-	if err != nil {
-		return "", "", err
+// Every file method (ReadFile, WriteFile, EditFile, ListDir, Stat, Remove,
+// MakeDir, Glob, Grep) goes through l.ws, an os.Root on the workspace opened
+// once in New: the lexically cleaned path (cleanRel) is resolved by the
+// kernel one component at a time from the root's file descriptor (openat
+// with O_NOFOLLOW, symlinks read and followed by os.Root itself), in the same
+// walk that performs the operation. There is no check to race with: a
+// directory swapped for a symlink between two calls, or during one, is seen
+// as a symlink and followed only if it stays inside the root; otherwise the
+// call fails with ErrPermission. The rules that follow from os.Root:
+//
+//   - a relative symlink whose target stays inside the workspace works (read,
+//     write, list and stat follow it; Remove removes the link itself);
+//   - an absolute symlink is refused even when it points inside the
+//     workspace (os.Root never follows one), as is one climbing out with "..";
+//   - a dangling symlink inside the workspace may be written through (the
+//     target is created, inside); one pointing outside is refused;
+//   - a regular file with more than one hard link is neither read nor
+//     written (nor grepped): a same-user command can hard-link a file from
+//     outside the workspace into it (`ln /outside/secret ws/x`), and a hard
+//     link cannot be told from the original (singleLink).
+//
+// resolve (above) remains for Exec's working directory only: a command runs
+// as the same user as the sandbox and can cd anywhere, so its starting
+// directory is no boundary.
+
+// errPathEscapes is the text of os.Root's unexported escape error.
+const errPathEscapes = "path escapes from parent"
+
+// escapes reports whether err is os.Root's "path escapes" error.
+func escapes(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e.Error() == errPathEscapes {
+			return true
+		}
 	}
-	if rel == "." {
-		return "", "", fmt.Errorf("refusing to operate on the workspace root: %w", contracts.ErrPermission)
-	}
-	dir, base := path.Split(rel)
-	parent, _, err := l.resolve(dir)
-	if err != nil {
-		return "", "", err
-	}
-	return filepath.Join(parent, base), rel, nil
+	return false
 }
 
-// relOf maps a host path inside the root back to a workspace-relative path.
-func (l *Sandbox) relOf(host string) string {
-	r, err := filepath.Rel(l.root, host)
-	if err != nil {
-		return host
+// rootError is pathError for an error from os.Root: an escape is
+// ErrPermission.
+func (l *Sandbox) rootError(op, rel string, err error) error {
+	if escapes(err) {
+		return fmt.Errorf("%s %s: path resolves outside the workspace: %w", op, rel, contracts.ErrPermission)
 	}
-	return filepath.ToSlash(r)
+	return l.pathError(op, rel, err)
+}
+
+// isNotDir reports whether err is ENOTDIR, or os.Root.OpenRoot's own
+// "not a directory" error (opening a root on a file), which is no errno.
+func isNotDir(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if e == syscall.ENOTDIR || e.Error() == syscall.ENOTDIR.Error() {
+			return true
+		}
+	}
+	return false
+}
+
+// singleLink refuses a regular file with more than one hard link: it may be
+// a link to a file outside the workspace, which no path check can detect.
+func singleLink(op, rel string, fi fs.FileInfo) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || !fi.Mode().IsRegular() || uint64(st.Nlink) <= 1 {
+		return nil
+	}
+	return fmt.Errorf("%s %s: the file has %d hard links, and a hard link may be a file outside the workspace; refusing (copy it to a new file to use it): %w",
+		op, rel, st.Nlink, contracts.ErrPermission)
 }
 
 // pathError translates an os error about workspace path rel into a sentinel

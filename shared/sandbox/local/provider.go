@@ -44,6 +44,7 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 	}
 	opts := p.opts
 	opts.StateDir = filepath.Join(p.baseDir, stateDir, sessionID)
+	opts.Limits = spec.Limits
 	l, err := New(filepath.Join(p.baseDir, sessionID), opts)
 	if err != nil {
 		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)

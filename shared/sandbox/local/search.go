@@ -4,15 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -28,37 +29,74 @@ const (
 	maxGrepLineLen    = 1000    // longer matching lines are cut
 )
 
-// walk visits every entry below the resolved host directory base (not base
-// itself), in lexical order, without following symlinks. fn gets the path
-// relative to base with forward slashes. Symlinks that resolve outside the
-// workspace (or nowhere) are skipped; the others are reported but never
-// descended into.
-func (l *Sandbox) walk(ctx context.Context, base string, fn func(rel string, d fs.DirEntry) error) error {
-	return filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == base {
-				return err
-			}
-			return nil // unreadable or vanished entry: skip
+// walk visits every entry below the directory dir is opened on (workspace
+// path wsDir), in lexical order, without following symlinks. fn gets the
+// path relative to dir with forward slashes (prefix joined in front).
+// Symlinks that resolve outside the workspace (or nowhere) are skipped; the
+// others are reported but never descended into.
+//
+// A subdirectory is entered by opening it relative to its parent's
+// descriptor (a nested os.Root, so nothing below can leave it) and only if
+// the directory opened is the one Lstat saw: a directory swapped for a
+// symlink in between is not entered, so no walk follows a symlink, inside
+// the workspace or out.
+func (l *Sandbox) walk(ctx context.Context, dir *os.Root, wsDir, prefix string, fn func(rel string, d fs.DirEntry) error) error {
+	entries, err := readDir(dir)
+	if err != nil {
+		if prefix == "" {
+			return err
 		}
+		return nil // unreadable or vanished directory: skip
+	}
+	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if p == base {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			real, err := filepath.EvalSymlinks(p)
-			if err != nil || !within(l.root, real) {
-				return nil
+		name := e.Name()
+		rel := path.Join(prefix, name)
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			// Listed only if it resolves inside the workspace. The check
+			// decides whether a name is shown, never what is read.
+			if _, err := l.ws.Stat(path.Join(wsDir, rel)); err != nil {
+				continue
+			}
+			if err := fn(rel, e); err != nil {
+				return err
+			}
+		case e.IsDir():
+			if err := fn(rel, e); err != nil {
+				return err
+			}
+			if err := l.descend(ctx, dir, name, wsDir, rel, fn); err != nil {
+				return err
+			}
+		default:
+			if err := fn(rel, e); err != nil {
+				return err
 			}
 		}
-		rel, err := filepath.Rel(base, p)
-		if err != nil {
-			return nil
-		}
-		return fn(filepath.ToSlash(rel), d)
-	})
+	}
+	return nil
+}
+
+// descend walks subdirectory name of dir if it is still the directory it
+// was (not a symlink swapped in).
+func (l *Sandbox) descend(ctx context.Context, dir *os.Root, name, wsDir, rel string, fn func(rel string, d fs.DirEntry) error) error {
+	before, err := dir.Lstat(name)
+	if err != nil || !before.IsDir() {
+		return nil
+	}
+	sub, err := dir.OpenRoot(name)
+	if err != nil {
+		return nil
+	}
+	defer sub.Close()
+	after, err := sub.Stat(".")
+	if err != nil || !os.SameFile(before, after) {
+		return nil
+	}
+	return l.walk(ctx, sub, wsDir, rel, fn)
 }
 
 // Glob returns the workspace paths matching a doublestar pattern (`**`
@@ -77,15 +115,20 @@ func (l *Sandbox) Glob(ctx context.Context, pattern string) ([]string, error) {
 	if baseRel == "/" {
 		return nil, fmt.Errorf("glob: pattern %q is absolute; patterns are relative to the workspace: %w", pattern, contracts.ErrPermission)
 	}
-	host, baseRel, err := l.resolve(baseRel)
+	baseRel, err := cleanRel(baseRel)
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(host); err != nil || !fi.IsDir() {
+	dir, err := l.ws.OpenRoot(baseRel)
+	if err != nil {
+		if escapes(err) || (!errors.Is(err, fs.ErrNotExist) && !isNotDir(err)) {
+			return nil, l.rootError("glob", baseRel, err)
+		}
 		return []string{}, nil
 	}
+	defer dir.Close()
 	out := []string{}
-	err = l.walk(ctx, host, func(rel string, _ fs.DirEntry) error {
+	err = l.walk(ctx, dir, baseRel, "", func(rel string, _ fs.DirEntry) error {
 		if doublestar.MatchUnvalidated(rest, rel) {
 			out = append(out, path.Join(baseRel, rel))
 		}
@@ -121,43 +164,54 @@ func (l *Sandbox) Grep(ctx context.Context, r contracts.GrepRequest) (contracts.
 	if maxMatches == 0 {
 		maxMatches = DefaultMaxMatches
 	}
-	host, baseRel, err := l.resolve(r.Path)
+	baseRel, err := cleanRel(r.Path)
 	if err != nil {
 		return contracts.GrepResult{}, err
 	}
-	fi, err := os.Stat(host)
+	fi, err := l.ws.Stat(baseRel)
 	if err != nil {
-		return contracts.GrepResult{}, l.pathError("grep", baseRel, err)
-	}
-
-	type file struct{ rel, host string }
-	var files []file
-	if fi.IsDir() {
-		err = l.walk(ctx, host, func(rel string, d fs.DirEntry) error {
-			if !d.Type().IsRegular() {
-				return nil
-			}
-			wsRel := path.Join(baseRel, rel)
-			if r.Glob != "" && !globMatch(r.Glob, wsRel) {
-				return nil
-			}
-			files = append(files, file{wsRel, filepath.Join(host, filepath.FromSlash(rel))})
-			return nil
-		})
-		if err != nil {
-			return contracts.GrepResult{}, l.pathError("grep", baseRel, err)
-		}
-		sort.Slice(files, func(i, j int) bool { return files[i].rel < files[j].rel })
-	} else {
-		files = []file{{baseRel, host}}
+		return contracts.GrepResult{}, l.rootError("grep", baseRel, err)
 	}
 
 	res := contracts.GrepResult{Matches: []contracts.GrepMatch{}}
+	if !fi.IsDir() {
+		// One file, named: a hard-linked one is refused (an error), while
+		// one met in a walk is skipped.
+		if _, err := l.grepFile(l.ws, baseRel, baseRel, re, maxMatches+1, &res.Matches, true); err != nil {
+			return contracts.GrepResult{}, err
+		}
+		if len(res.Matches) > maxMatches {
+			res.Matches = res.Matches[:maxMatches]
+			res.Truncated = true
+		}
+		return res, nil
+	}
+
+	dir, err := l.ws.OpenRoot(baseRel)
+	if err != nil {
+		return contracts.GrepResult{}, l.rootError("grep", baseRel, err)
+	}
+	defer dir.Close()
+	var files []string // relative to dir
+	err = l.walk(ctx, dir, baseRel, "", func(rel string, d fs.DirEntry) error {
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if r.Glob != "" && !globMatch(r.Glob, path.Join(baseRel, rel)) {
+			return nil
+		}
+		files = append(files, rel)
+		return nil
+	})
+	if err != nil {
+		return contracts.GrepResult{}, l.pathError("grep", baseRel, err)
+	}
+	sort.Strings(files)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return contracts.GrepResult{}, err
 		}
-		full, err := l.grepFile(f.host, f.rel, re, maxMatches-len(res.Matches)+1, &res.Matches)
+		full, err := l.grepFile(dir, f, path.Join(baseRel, f), re, maxMatches-len(res.Matches)+1, &res.Matches, false)
 		if err != nil {
 			return contracts.GrepResult{}, err
 		}
@@ -178,16 +232,27 @@ func globMatch(glob, rel string) bool {
 	return doublestar.MatchUnvalidated(glob, rel)
 }
 
-// grepFile appends up to budget matches of re in one file; it reports whether
-// the budget was used up. Unreadable, binary and oversized files are skipped.
-func (l *Sandbox) grepFile(host, rel string, re *regexp.Regexp, budget int, out *[]contracts.GrepMatch) (bool, error) {
-	f, err := os.OpenFile(host, readFlags, 0)
+// grepFile appends up to budget matches of re in file name of dir (workspace
+// path rel); it reports whether the budget was used up. Unreadable, binary
+// and oversized files are skipped, and so are files with more than one hard
+// link, unless named (then the link is an error).
+func (l *Sandbox) grepFile(dir *os.Root, name, rel string, re *regexp.Regexp, budget int, out *[]contracts.GrepMatch, named bool) (bool, error) {
+	f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		if named && escapes(err) {
+			return false, l.rootError("grep", rel, err)
+		}
 		return false, nil
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxGrepFileSize {
+		return false, nil
+	}
+	if err := singleLink("grep", rel, fi); err != nil {
+		if named {
+			return false, err
+		}
 		return false, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxGrepFileSize+1))

@@ -14,8 +14,10 @@ import (
 // Every field counts: a recorded sandbox fits a spec only if the
 // fingerprints are equal.
 func Fingerprint(spec contracts.SandboxSpec) string {
-	// Marshalling a struct of strings and ints cannot fail, and encoding/json
-	// writes struct fields in declaration order: the output is canonical.
+	// Marshalling a struct of strings, ints and such structs cannot fail,
+	// and encoding/json writes struct fields in declaration order: the
+	// output is canonical (a nested struct is omitzero, so a zero one is
+	// omitted too).
 	b, _ := json.Marshal(spec)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

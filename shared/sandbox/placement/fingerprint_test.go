@@ -21,28 +21,42 @@ func TestFingerprintStable(t *testing.T) {
 	}
 }
 
-// Every field of the spec, including ones added later, changes the
-// fingerprint.
+// Every field of the spec, including ones added later (and those of a
+// nested struct, e.g. Limits), changes the fingerprint.
 func TestFingerprintChangesWithEveryField(t *testing.T) {
 	seen := map[string]string{placement.Fingerprint(contracts.SandboxSpec{}): "zero spec"}
-	typ := reflect.TypeFor[contracts.SandboxSpec]()
-	for i := range typ.NumField() {
-		var spec contracts.SandboxSpec
-		f := reflect.ValueOf(&spec).Elem().Field(i)
-		switch f.Kind() {
-		case reflect.String:
-			f.SetString("x")
-		case reflect.Int, reflect.Int64, reflect.Int32:
-			f.SetInt(1)
-		case reflect.Bool:
-			f.SetBool(true)
-		default:
-			t.Fatalf("field %s has kind %s: extend this test", typ.Field(i).Name, f.Kind())
+	var each func(path []int, typ reflect.Type, name string)
+	each = func(path []int, typ reflect.Type, name string) {
+		for i := range typ.NumField() {
+			fieldName := name + typ.Field(i).Name
+			var spec contracts.SandboxSpec
+			f := reflect.ValueOf(&spec).Elem()
+			for _, j := range path {
+				f = f.Field(j)
+			}
+			f = f.Field(i)
+			switch f.Kind() {
+			case reflect.String:
+				f.SetString("x")
+			case reflect.Int, reflect.Int64, reflect.Int32:
+				f.SetInt(1)
+			case reflect.Bool:
+				f.SetBool(true)
+			case reflect.Struct:
+				each(append(append([]int(nil), path...), i), f.Type(), fieldName+".")
+				continue
+			default:
+				t.Fatalf("field %s has kind %s: extend this test", fieldName, f.Kind())
+			}
+			fp := placement.Fingerprint(spec)
+			if other, dup := seen[fp]; dup {
+				t.Errorf("setting %s leaves the fingerprint of %s", fieldName, other)
+			}
+			seen[fp] = fieldName
 		}
-		fp := placement.Fingerprint(spec)
-		if other, dup := seen[fp]; dup {
-			t.Errorf("setting %s leaves the fingerprint of %s", typ.Field(i).Name, other)
-		}
-		seen[fp] = typ.Field(i).Name
+	}
+	each(nil, reflect.TypeFor[contracts.SandboxSpec](), "")
+	if len(seen) < 8 {
+		t.Errorf("only %d fingerprints: the nested fields were not visited", len(seen))
 	}
 }

@@ -19,9 +19,17 @@
 // run in a process group of their own and outlive the provider unless Close
 // stops them; an orphan stops by itself after IdleTimeout.
 //
+// Each started sandboxd is also named by a pid file in its session's
+// directory (BaseDir/<session>/sandboxd-<pid>.pid: pid, start time, boot
+// id), removed when it exits. A killed runtime leaves them behind; the next
+// one, as the only user of BaseDir, calls Reap at boot (stopping those no
+// session record names) and StopAll at a clean stop (stopping every one).
+// A recorded pid is signalled through a pidfd, and only while its start
+// time and boot still match: a reused pid is never touched.
+//
 // It may import shared/contracts, shared/sandbox/local (for Scrub),
 // shared/sandbox/placement, shared/sandbox/remote, shared/sandbox/server
-// (for its shutdown grace) and the standard library.
+// (for its shutdown grace), the standard library and golang.org/x/sys.
 //
 // # Usage
 //

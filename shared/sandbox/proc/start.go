@@ -3,6 +3,7 @@ package proc
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -28,6 +29,7 @@ const listenPrefix = "sandboxd listening on "
 type child struct {
 	pid     int
 	session string
+	dir     string // the session's directory (its pid file)
 	proc    *os.Process
 	done    chan struct{}
 	err     error // cmd.Wait's result, set before done closes
@@ -44,6 +46,11 @@ func (p *Provider) start(ctx context.Context, sessionID, fp string) (*child, *re
 	}
 	if err := os.MkdirAll(state, 0o700); err != nil {
 		return nil, nil, nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	if os.Geteuid() == 0 { // sandboxd runs commands as nobody: they must reach the workspace
+		if err := searchable(ws); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	logPath := filepath.Join(dir, "sandboxd.log")
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
@@ -82,9 +89,14 @@ func (p *Provider) start(ctx context.Context, sessionID, fp string) (*child, *re
 		p.mu.Unlock()
 		return nil, nil, nil, fmt.Errorf("starting sandboxd %s: %w", p.cfg.Binary, err)
 	}
-	ch := &child{pid: cmd.Process.Pid, session: sessionID, proc: cmd.Process, done: make(chan struct{})}
+	ch := &child{pid: cmd.Process.Pid, session: sessionID, dir: dir, proc: cmd.Process, done: make(chan struct{})}
 	p.children[ch.pid] = ch
 	p.mu.Unlock()
+	// Not yet reaped, so the pid is still this child's: the pid file names
+	// it for a later process's StopAll or Reap should this one be killed.
+	if err := writePidFile(dir, ch.pid); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		p.log.Warn("recording sandboxd pid", "session_id", sessionID, "pid", ch.pid, "error", err)
+	}
 
 	lines := make(chan string, 1)
 	go p.reap(ch, cmd, stdout, lines)
@@ -126,6 +138,7 @@ func (p *Provider) reap(ch *child, cmd *exec.Cmd, stdout io.Reader, lines chan<-
 	lines <- line
 	io.Copy(io.Discard, r)
 	ch.err = cmd.Wait()
+	os.Remove(pidPath(ch.dir, ch.pid))
 	p.mu.Lock()
 	if p.children[ch.pid] == ch {
 		delete(p.children, ch.pid)

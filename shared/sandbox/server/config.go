@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +51,11 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// Sandbox configures the wrapped local.Sandbox. Its Env is the base
 	// environment of commands: New drops every SANDBOXD_* variable from it
-	// and the sandbox scrubs the runtime's secrets (local.Scrub).
+	// and the sandbox scrubs the runtime's secrets (local.Scrub). With a
+	// Credential (commands run as another user, EnvRunAs), New gives the
+	// workspace tree to that user and keeps StateDir 0700, and every file
+	// or directory a WriteFile, EditFile or MakeDir creates is given to it
+	// too (runas.go).
 	Sandbox local.Options
 	// Log receives operational messages (never a token or a header); nil
 	// discards them.
@@ -105,6 +110,11 @@ func New(cfg Config) (*Server, error) {
 		if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 			return nil, fmt.Errorf("configuring sandboxd: creating state directory: %w", err)
 		}
+		if opts.Credential != nil { // commands run as another user: the ledger is sandboxd's alone
+			if err := os.Chmod(cfg.StateDir, 0o700); err != nil {
+				return nil, fmt.Errorf("configuring sandboxd: %w", err)
+			}
+		}
 		opts.StateDir = cfg.StateDir
 	}
 	local, err := local.New(cfg.Workspace, opts)
@@ -112,6 +122,22 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("configuring sandboxd: %w", err)
 	}
 	s := &Server{cfg: cfg, api: local, sb: local, log: cfg.Log}
+	if c := opts.Credential; c != nil {
+		root, err := os.OpenRoot(cfg.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("configuring sandboxd: %w", err)
+		}
+		o := owned{SandboxAPI: local, root: root, uid: int(c.Uid), gid: int(c.Gid)}
+		if err := reachable(filepath.Dir(cfg.Workspace), c.Uid, c.Gid); err != nil {
+			root.Close()
+			return nil, fmt.Errorf("configuring sandboxd: %w", err)
+		}
+		if err := o.chownTree(); err != nil {
+			root.Close()
+			return nil, fmt.Errorf("configuring sandboxd: the workspace must belong to the commands' user: %w", err)
+		}
+		s.api = o
+	}
 	copy(s.token[:], sum)
 	if l, ok := contracts.SandboxAPI(local).(contracts.CallLedger); ok {
 		s.ledger = l

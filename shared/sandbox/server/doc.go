@@ -13,11 +13,15 @@
 // goes away (so the call ledger records their outcome) unless a cancel
 // names them (POST /v1/cancel: local.Sandbox.CancelCall), graceful shutdown
 // and idle shutdown (a task nobody uses stops by itself), and Main, the
-// whole of the sandboxd command. Path confinement, timeouts, output caps,
+// whole of the sandboxd command. Commands get only the allowlisted part of
+// sandboxd's environment (local.Allow); sandboxd is not dumpable
+// (shared/dumpable); run as root it runs commands as SANDBOXD_RUN_AS
+// (default nobody, runas.go), which owns the workspace but not the state
+// directory. Path confinement, timeouts, output caps,
 // environment scrubbing and the call ledger belong to shared/sandbox/local.
 //
-// It may import shared/contracts, shared/sandbox/local, shared/sandbox/proto
-// and the standard library.
+// It may import shared/contracts, shared/dumpable, shared/sandbox/local,
+// shared/sandbox/proto and the standard library.
 //
 // # Usage
 //

@@ -8,9 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/cairnrun/cairn/shared/dumpable"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
 )
 
@@ -31,12 +33,21 @@ const DefaultAddr = "127.0.0.1:7070"
 // and a ctx that ends on SIGTERM/SIGINT. It binds exactly --addr, prints
 // one line "sandboxd listening on http://HOST:PORT" to stdout once
 // listening (with port 0 it names the port chosen), and serves until ctx
-// ends or --idle-timeout passes without a request. Commands get environ
-// minus SANDBOXD_*, scrubbed of the runtime's secrets by the sandbox.
+// ends or --idle-timeout passes without a request. Commands get only the
+// allowlisted part of environ (local.Allow: PATH, locale, TERM, TZ, TMPDIR,
+// USER, LOGNAME, SHELL), never DATABASE_URL, a webhook URL or any other
+// variable of whoever started sandboxd, and that is scrubbed again by the
+// sandbox. First of all Main switches the process's dumpable flag off
+// (shared/dumpable), so a command of the same user cannot read sandboxd's
+// environment or memory through /proc.
 //
 // It returns the exit status: 0 after a clean stop, 2 for bad flags or a
 // missing or malformed SANDBOXD_TOKEN_SHA256, 1 for any other failure.
 func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	if err := dumpable.Off(); err != nil {
+		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
+		return 1
+	}
 	fs := flag.NewFlagSet("sandboxd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := Config{}
@@ -73,7 +84,12 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		return 2
 	}
 	cfg.Log = slog.New(slog.NewTextHandler(stderr, nil))
-	cfg.Sandbox = local.Options{Env: environ}
+	cred, err := runAs(lookup(environ, EnvRunAs), os.Geteuid())
+	if err != nil {
+		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
+		return 2
+	}
+	cfg.Sandbox = local.Options{Env: local.Allow(environ), Credential: cred}
 	srv, err := New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandboxd: %v\n", err)

@@ -229,10 +229,12 @@ func runMain(t *testing.T, ctx context.Context, args, environ []string) (url str
 func TestMainCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	dir := t.TempDir()
+	dir := reachableDir(t) // as root, commands run as nobody
 	environ := []string{
-		"PATH=" + os.Getenv("PATH"), "VISIBLE=yes", "SANDBOXD_TOKEN_SHA256=" + tokenHash(testToken),
+		"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "SANDBOXD_TOKEN_SHA256=" + tokenHash(testToken),
 		"AWS_SECRET_ACCESS_KEY=leak", "CAIRN_X=leak", "FOO_API_KEY=leak",
+		// Secrets a denylist does not recognise: only the allowlist keeps them out.
+		"DATABASE_URL=postgres://u:leak@db/x", "GITHUB_PAT=ghp_leak", "SLACK_WEBHOOK_URL=https://hooks.slack.com/leak", "VISIBLE=leak",
 	}
 	url, code := runMain(t, ctx, []string{"--addr", "127.0.0.1:0", "--workspace", dir, "--state", filepath.Join(t.TempDir(), "state")}, environ)
 	c := client(t, url)
@@ -240,10 +242,10 @@ func TestMainCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := c.Exec(t.Context(), contracts.ExecRequest{Command: "env; pwd", CallID: "call-env"})
-	if err != nil || !strings.Contains(res.Stdout, "VISIBLE=yes") {
+	if err != nil || !strings.Contains(res.Stdout, "LANG=C.UTF-8") {
 		t.Fatalf("exec: %+v, %v", res, err)
 	}
-	for _, bad := range []string{"leak", "SANDBOXD_", tokenHash(testToken)} {
+	for _, bad := range []string{"leak", "SANDBOXD_", "DATABASE_URL", "GITHUB_PAT", "SLACK_WEBHOOK_URL", tokenHash(testToken)} {
 		if strings.Contains(res.Stdout, bad) {
 			t.Errorf("command sees %q", bad)
 		}
@@ -264,7 +266,7 @@ func TestMainRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	ws, st := t.TempDir(), t.TempDir()
+	ws, st := reachableDir(t), t.TempDir()
 	for _, tc := range []struct {
 		name    string
 		args    []string

@@ -5,10 +5,14 @@
 // It matches errors with errors.Is on the contracts sentinels. The suite needs
 // the host directory that backs the workspace, to plant files and symlinks
 // (one to /etc, one to a directory outside the workspace) and to check what
-// a call really did, so the sandbox must run on the test's host.
+// a call really did, so the sandbox must run on the test's host. PathRace
+// starts python3 (skipped without it) to swap a workspace directory with a
+// symlink to an outside one while the path methods run; HardLinks links a
+// file from outside into the workspace.
 //
-// It may import shared/contracts and the standard library (testing
-// included).
+// It may import shared/contracts, the standard library (testing
+// included) and golang.org/x/sys/unix (pidfds, to wait for a process's
+// exit).
 //
 // # Usage
 //
