@@ -19,8 +19,11 @@ const (
 	// SandboxIdleSeconds: an idle sandboxd exits and its task stops, so no
 	// task runs when nobody works (CAIRN_SANDBOX_IDLE_SECONDS).
 	SandboxIdleSeconds = 900
-	sandboxDockerfile  = "functions/sandboxd/Dockerfile"
-	sandboxBinary      = "dist/sandboxd/bootstrap"
+	// SandboxRunAs is the uid:gid sandboxd (root in the task) runs commands
+	// as: the image's sandbox user (SANDBOXD_RUN_AS).
+	SandboxRunAs      = "10001:10001"
+	sandboxDockerfile = "functions/sandboxd/Dockerfile"
+	sandboxBinary     = "dist/sandboxd/bootstrap"
 )
 
 // Sandbox is the Fargate side: the VPC (private: isolated subnets and the
@@ -87,8 +90,13 @@ func (s *Stack) addSandbox() {
 		Image:         s.sandboxImage(),
 		Essential:     jsii.Bool(true),
 		PortMappings:  &[]*awsecs.PortMapping{{ContainerPort: jsii.Number(SandboxPort), Protocol: awsecs.Protocol_TCP}},
+		// The image runs sandboxd as root and its commands as the image's
+		// sandbox user, 10001 (functions/sandboxd/Dockerfile): they cannot
+		// touch the call ledger. Set here too, so the task does not depend
+		// on the image's default. No User: root is needed to switch uid.
 		Environment: &map[string]*string{
 			"SANDBOXD_IDLE_TIMEOUT": jsii.String(strconv.Itoa(SandboxIdleSeconds) + "s"),
+			"SANDBOXD_RUN_AS":       jsii.String(SandboxRunAs),
 		},
 		Logging: awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{LogGroup: b.Logs, StreamPrefix: jsii.String("sandboxd")}),
 	})

@@ -161,6 +161,11 @@ func TestSandboxTaskDefinitionArm64Fargate(t *testing.T) {
 			!strings.Contains(js(c["Image"]), image) || obj(c["LogConfiguration"])["LogDriver"] != "awslogs" {
 			t.Errorf("%s container %s", tp.name, js(c))
 		}
+		// sandboxd is root in the task (no User) so that its commands run
+		// as the image's sandbox user, away from the call ledger.
+		if !strings.Contains(js(c["Environment"]), `{"Name":"SANDBOXD_RUN_AS","Value":"`+stack.SandboxRunAs+`"}`) || c["User"] != nil {
+			t.Errorf("%s container: want SANDBOXD_RUN_AS=%s and no User: %s", tp.name, stack.SandboxRunAs, js(c))
+		}
 	}
 }
 

@@ -6,7 +6,8 @@
 // the spec's fingerprint that ECS reports RUNNING and that answers with its
 // token. Otherwise it stops the old task (if any), runs a new one
 // (launch type FARGATE, awsvpc with no public IP, the token's SHA-256 and
-// the idle timeout as container environment overrides, CPU/memory task
+// the idle timeout — and the spec's limits, SANDBOXD_LIMITS, when it sets
+// any — as container environment overrides, CPU/memory task
 // overrides when the spec sets them, tagged with the session id), waits for
 // RUNNING, reads the ENI's private IPv4 address, health-checks sandboxd and
 // records {Kind, ID task ARN, Endpoint, TokenRef, Fingerprint, StartedAt} on

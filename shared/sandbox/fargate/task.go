@@ -53,6 +53,10 @@ func (p *Provider) runTaskInput(sessionID string, spec contracts.SandboxSpec, to
 			{Name: aws.String(placement.EnvIdleTimeout), Value: aws.String(p.cfg.IdleTimeout.String())},
 		},
 	}}}
+	if v := placement.LimitsValue(spec.Limits); v != "" { // sandboxd applies them to every command
+		over.ContainerOverrides[0].Environment = append(over.ContainerOverrides[0].Environment,
+			types.KeyValuePair{Name: aws.String(placement.EnvLimits), Value: aws.String(v)})
+	}
 	if spec.CPU > 0 {
 		over.Cpu = aws.String(strconv.Itoa(spec.CPU))
 	}

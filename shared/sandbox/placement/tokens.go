@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,12 +17,28 @@ import (
 )
 
 // Environment variables sandboxd reads (see functions/sandboxd): the hex
-// SHA-256 of its bearer token, and — in a container, where the task
-// definition's command passes it on — its idle timeout.
+// SHA-256 of its bearer token, in a container — where the task
+// definition's command passes it on — its idle timeout, and the per-call
+// limits of its commands (LimitsValue).
 const (
 	EnvTokenSHA256 = "SANDBOXD_TOKEN_SHA256"
 	EnvIdleTimeout = "SANDBOXD_IDLE_TIMEOUT"
+	EnvLimits      = "SANDBOXD_LIMITS"
 )
+
+// LimitsValue is the value of EnvLimits for a spec's limits: their JSON
+// (contracts.SandboxLimits), or "" when there are none (the variable is
+// then not set).
+func LimitsValue(l contracts.SandboxLimits) string {
+	if l == (contracts.SandboxLimits{}) {
+		return ""
+	}
+	b, err := json.Marshal(l)
+	if err != nil { // a struct of ints always marshals
+		panic(err)
+	}
+	return string(b)
+}
 
 // KeySize is the length of a key made by LoadOrCreateKey; MinKeySize the
 // shortest key a provider accepts.

@@ -15,7 +15,8 @@
 // Fargate, whose task storage dies with the task).
 //
 // The child gets only Config.Env (scrubbed again of the runtime's secrets)
-// plus SANDBOXD_TOKEN_SHA256: never the runtime's own environment. Children
+// plus SANDBOXD_TOKEN_SHA256 (and SANDBOXD_LIMITS, the spec's limits,
+// when it sets any): never the runtime's own environment. Children
 // run in a process group of their own and outlive the provider unless Close
 // stops them; an orphan stops by itself after IdleTimeout.
 //

@@ -152,8 +152,8 @@ func (p *Provider) reuse(ctx context.Context, sessionID string, old *contracts.S
 
 // newSandbox starts a sandboxd for Acquire; one whose record is not stored
 // is stopped.
-func (p *Provider) newSandbox(ctx context.Context, sessionID string, _ contracts.SandboxSpec, fp string) (placement.Started, error) {
-	ch, c, rec, err := p.start(ctx, sessionID, fp)
+func (p *Provider) newSandbox(ctx context.Context, sessionID string, spec contracts.SandboxSpec, fp string) (placement.Started, error) {
+	ch, c, rec, err := p.start(ctx, sessionID, spec, fp)
 	if err != nil {
 		return placement.Started{}, err
 	}

@@ -35,10 +35,10 @@ type child struct {
 	err     error // cmd.Wait's result, set before done closes
 }
 
-// start runs a new sandboxd for the session and returns it with a client
-// that has passed the probe, and the record to store. The caller records it
-// or stops the child.
-func (p *Provider) start(ctx context.Context, sessionID, fp string) (*child, *remote.Client, *contracts.SandboxRecord, error) {
+// start runs a new sandboxd for the session, its commands under the spec's
+// limits (SANDBOXD_LIMITS), and returns it with a client that has passed the
+// probe, and the record to store. The caller records it or stops the child.
+func (p *Provider) start(ctx context.Context, sessionID string, spec contracts.SandboxSpec, fp string) (*child, *remote.Client, *contracts.SandboxRecord, error) {
 	dir := filepath.Join(p.cfg.BaseDir, sessionID)
 	ws, state := filepath.Join(dir, "workspace"), filepath.Join(dir, "state")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
@@ -71,6 +71,9 @@ func (p *Provider) start(ctx context.Context, sessionID, fp string) (*child, *re
 	cmd := exec.Command(p.cfg.Binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append(childEnv(p.cfg.Env), placement.EnvTokenSHA256+"="+placement.HashHex(token))
+	if v := placement.LimitsValue(spec.Limits); v != "" {
+		cmd.Env = append(cmd.Env, placement.EnvLimits+"="+v)
+	}
 	cmd.Stderr = logf
 	// A group of its own: a terminal's Ctrl-C reaches the runtime, which
 	// decides; the sandbox is not killed behind its back.

@@ -17,7 +17,8 @@
 // sandboxd's environment (local.Allow); sandboxd is not dumpable
 // (shared/dumpable); run as root it runs commands as SANDBOXD_RUN_AS
 // (default nobody, runas.go), which owns the workspace but not the state
-// directory. Path confinement, timeouts, output caps,
+// directory; every command runs under the limits of SANDBOXD_LIMITS,
+// checked at start (limits.go). Path confinement, timeouts, output caps,
 // environment scrubbing and the call ledger belong to shared/sandbox/local.
 //
 // It may import shared/contracts, shared/dumpable, shared/sandbox/local,

@@ -41,8 +41,11 @@ const DefaultAddr = "127.0.0.1:7070"
 // (shared/dumpable), so a command of the same user cannot read sandboxd's
 // environment or memory through /proc.
 //
-// It returns the exit status: 0 after a clean stop, 2 for bad flags or a
-// missing or malformed SANDBOXD_TOKEN_SHA256, 1 for any other failure.
+// Every command runs under the limits of SANDBOXD_LIMITS (limits.go).
+//
+// It returns the exit status: 0 after a clean stop, 2 for bad flags, a
+// missing or malformed SANDBOXD_TOKEN_SHA256 or a bad SANDBOXD_RUN_AS or
+// SANDBOXD_LIMITS, 1 for any other failure.
 func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
 	if err := dumpable.Off(); err != nil {
 		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
@@ -89,7 +92,12 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
 		return 2
 	}
-	cfg.Sandbox = local.Options{Env: local.Allow(environ), Credential: cred}
+	lim, err := parseLimits(lookup(environ, EnvLimits))
+	if err != nil {
+		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
+		return 2
+	}
+	cfg.Sandbox = local.Options{Env: local.Allow(environ), Credential: cred, Limits: lim}
 	srv, err := New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
