@@ -346,3 +346,35 @@ func BenchmarkCancelStreamingTurn(b *testing.B) {
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms-to-abandon/op")
 }
+
+// entered wraps a model client and says when a stream starts.
+type entered struct {
+	contracts.ModelClient
+	started chan struct{}
+}
+
+func (m entered) Stream(ctx context.Context, req contracts.ModelRequest, emit func(contracts.ModelEvent) error) (contracts.ModelResponse, error) {
+	m.started <- struct{}{}
+	return m.ModelClient.Stream(ctx, req, emit)
+}
+
+// The scripted model with a minute of latency per chunk: the cancel ends
+// the stream long before its first chunk (the handler returning at all
+// shows it; an unabandoned stream would take minutes).
+func TestCancelAbandonsAScriptedSlowStream(t *testing.T) {
+	started := make(chan struct{}, 1)
+	h := enginetest.New(t, func(p *assemble.Ports) {
+		p.Models["slow"] = entered{p.Models["scripted"], started}
+	})
+	s := h.Session(contracts.SessionSpec{Model: "slow:plain@1m"})
+	sub := h.Submit(s.ID, "hi")
+	done := once(h, contracts.QueueModel)
+	<-started
+	mustCancel(t, h, sub, "slow")
+	if err := <-done; err != nil {
+		t.Fatalf("model handler: %v", err)
+	}
+	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCancelled || got.Result != "" {
+		t.Fatalf("%s %q", got.Phase, got.Result)
+	}
+}
