@@ -142,7 +142,7 @@ func escapes(err error) bool {
 // ErrPermission.
 func (l *Sandbox) rootError(op, rel string, err error) error {
 	if escapes(err) {
-		return fmt.Errorf("%s %s: path resolves outside the workspace: %w", op, rel, contracts.ErrPermission)
+		return fmt.Errorf("%s: path %q resolves outside the workspace: %w", op, rel, contracts.ErrPermission)
 	}
 	return l.pathError(op, rel, err)
 }
