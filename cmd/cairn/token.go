@@ -96,27 +96,5 @@ func writeTokenFile(data, tok string) error {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("writing token file: %w", err)
 	}
-	tmp := filepath.Join(data, ".token-"+newToken()+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	_, err = f.WriteString(tok + "\n")
-	if err == nil {
-		err = f.Chmod(0o600) // whatever the umask
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path) // replaces a symlink itself, never its target
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("writing token file: %w", err)
-	}
-	return nil
+	return auth.WriteSecret(path, []byte(tok+"\n"))
 }

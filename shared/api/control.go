@@ -34,15 +34,20 @@ func optionalBody(w http.ResponseWriter, r *http.Request, v any) error {
 	return decode(w, r, v)
 }
 
+// cancelReason reads a cancel's optional body {"reason"}.
+func cancelReason(w http.ResponseWriter, r *http.Request) (string, error) {
+	var req cancelRequest
+	if err := optionalBody(w, r, &req); err != nil {
+		return "", err
+	}
+	return req.Reason, checkLen("reason", req.Reason, MaxReasonBytes)
+}
+
 // cancel ends a turn CANCELLED (POST …/submissions/{sid}/cancel, body
 // {"reason"} optional): its owner or an operator may; idempotent.
 func (s *server) cancel(w http.ResponseWriter, r *http.Request) {
-	var req cancelRequest
-	if err := optionalBody(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := checkLen("reason", req.Reason, MaxReasonBytes); err != nil {
+	reason, err := cancelReason(w, r)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -55,7 +60,7 @@ func (s *server) cancel(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, hidden("session", sess.ID))
 		return
 	}
-	sub, err := s.Engine.Cancel(s.ctx(r), sess.ID, r.PathValue("sid"), req.Reason)
+	sub, err := s.Engine.Cancel(s.ctx(r), sess.ID, r.PathValue("sid"), reason)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -87,12 +92,8 @@ func (s *server) retry(w http.ResponseWriter, r *http.Request) {
 // cancelRun cancels a workflow run and every unfinished node's turn (POST
 // /v1/workflows/{id}/runs/{rid}/cancel): its owner or an operator may.
 func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
-	var req cancelRequest
-	if err := optionalBody(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := checkLen("reason", req.Reason, MaxReasonBytes); err != nil {
+	reason, err := cancelReason(w, r)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -110,7 +111,7 @@ func (s *server) cancelRun(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("cancelling runs is not served here: %w", contracts.ErrInvalid))
 		return
 	}
-	got, err := c.CancelRun(s.ctx(r), run.WorkflowID, run.ID, req.Reason)
+	got, err := c.CancelRun(s.ctx(r), run.WorkflowID, run.ID, reason)
 	if err != nil {
 		s.fail(w, r, err)
 		return

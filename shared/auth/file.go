@@ -118,6 +118,14 @@ func writeFile(path string, entries []Entry) error {
 	if err != nil {
 		return fmt.Errorf("writing token file: %w", err)
 	}
+	return WriteSecret(path, append(raw, '\n'))
+}
+
+// WriteSecret replaces the file at path with data, mode 0600: a new file
+// created exclusively beside it (never through a planted symlink), synced,
+// then renamed over it, so a reader never sees half of it. Its directory
+// is created 0700 if missing.
+func WriteSecret(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("writing token file: %w", err)
@@ -127,7 +135,7 @@ func writeFile(path string, entries []Entry) error {
 	if err != nil {
 		return fmt.Errorf("writing token file: %w", err)
 	}
-	_, err = f.Write(append(raw, '\n'))
+	_, err = f.Write(data)
 	if err == nil {
 		err = f.Chmod(0o600) // whatever the umask
 	}

@@ -10,12 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/proto"
 	"github.com/cairnrun/cairn/shared/sandbox/server"
+	"github.com/cairnrun/cairn/shared/testkit/conformance/sandboxtest"
 )
 
 const bearer = "Bearer " + testToken
@@ -222,49 +221,11 @@ func TestExecTimeoutKillsGroup(t *testing.T) {
 		if err != nil {
 			t.Fatalf("bg.pid %q: %v", b, err)
 		}
-		if !gone(t, pid) {
+		if !sandboxtest.Exits(t, pid) {
 			t.Errorf("background process %d survived the timeout", pid)
 		}
 		return
 	}
-}
-
-// gone waits for process pid to end (a zombie has ended) and reports
-// whether it did within generous. Signal delivery is asynchronous, so this
-// waits for the event: a pidfd, readable once the process has exited (it
-// need not be our child), or where pidfds are unavailable, /proc polled a
-// bounded number of times.
-func gone(t *testing.T, pid int) bool {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	switch {
-	case errors.Is(err, unix.ESRCH):
-		return true
-	case err == nil:
-		defer unix.Close(fd)
-		for {
-			n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(generous/time.Millisecond))
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			if err != nil {
-				t.Fatalf("polling the pidfd of %d: %v", pid, err)
-			}
-			return n == 1
-		}
-	}
-	const step = 10 * time.Millisecond
-	for range int(generous / step) {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return true
-		}
-		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && strings.HasPrefix(string(b[i:]), ") Z") {
-			return true
-		}
-		time.Sleep(step)
-	}
-	return false
 }
 
 func TestExecOutputCapped(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sandbox/server"
+	"github.com/cairnrun/cairn/shared/testkit/conformance/sandboxtest"
 )
 
 // generous bounds every wait in these tests (a stop, a file a command
@@ -200,7 +201,7 @@ func TestServeGraceExpires(t *testing.T) {
 	if err := <-failed; err == nil {
 		t.Error("the cut-off exec reported success")
 	}
-	if !gone(t, pid) {
+	if !sandboxtest.Exits(t, pid) {
 		t.Errorf("command %d outlived the server", pid)
 	}
 }
