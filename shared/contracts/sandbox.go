@@ -187,3 +187,21 @@ type SandboxProvider interface {
 type SandboxChecker interface {
 	Check(spec SandboxSpec) error
 }
+
+// DurableWorkspace is implemented by the sandboxes Acquire returns when
+// the session's workspace outlives its sandbox through snapshots
+// (SandboxSpec.Workspace "ephemeral", and every fargate sandbox). The tools
+// phase snapshots after a step with a mutating call, and prefixes the
+// notice to the result of the first call it runs on a new sandbox.
+type DurableWorkspace interface {
+	// WorkspaceNotice is what the model must be told about the workspace
+	// of this sandbox ("" = nothing): restored from a snapshot (and from
+	// when), or lost.
+	WorkspaceNotice() string
+	// NoticeGiven records that the notice was given, so the next call does
+	// not repeat it.
+	NoticeGiven(ctx context.Context) error
+	// SaveWorkspace snapshots the workspace now (incrementally) and
+	// records the snapshot on the session's sandbox record.
+	SaveWorkspace(ctx context.Context) error
+}

@@ -65,7 +65,26 @@ type SandboxSpec struct {
 	// Limits bound each command a call runs (omitzero: a spec without
 	// limits keeps its fingerprint).
 	Limits SandboxLimits `json:"limits,omitzero"`
+	// Network is what a command may reach: "none" (the default, "") or
+	// "internet" (fargate on a deployment with network=public only; the
+	// other kinds run on the host's network and refuse "internet").
+	Network string `json:"network,omitempty"`
+	// Workspace is how the workspace outlives its sandbox: "" (the
+	// kind's default: a local or process sandbox keeps its directory, a
+	// fargate workspace is snapshotted) or "ephemeral" (the sandbox's
+	// disk dies with it; cairn snapshots the workspace to the blob store
+	// after every tools step with a mutating call and restores it into
+	// the next sandbox). fargate is always ephemeral; process honours
+	// it, so the snapshot path runs locally; local refuses it.
+	Workspace string `json:"workspace,omitempty"`
 }
+
+// Values of SandboxSpec.Network and SandboxSpec.Workspace.
+const (
+	NetworkNone        = "none"
+	NetworkInternet    = "internet"
+	WorkspaceEphemeral = "ephemeral"
+)
 
 // SandboxLimits bound every command (exec, run_script) in a sandbox; 0 =
 // no limit. A command that hits one ends with a marker naming it as the
@@ -99,6 +118,36 @@ type SandboxRecord struct {
 	TokenRef    string    `json:"token_ref"`
 	Fingerprint string    `json:"fingerprint"`
 	StartedAt   time.Time `json:"started_at"`
+	// CertSHA256 is the hex SHA-256 of the sandbox's TLS certificate (DER)
+	// when sandboxd serves over TLS: the client pins it (no CA, no host
+	// name). "" = plain HTTP (loopback, or a private network).
+	CertSHA256 string `json:"cert_sha256,omitempty"`
+	// Workspace is what the session's workspace snapshots say; it is kept
+	// when the sandbox is released (a record with no ID then stands for
+	// "no sandbox now", and keeps only Kind and Workspace).
+	Workspace *WorkspaceState `json:"workspace,omitempty"`
+}
+
+// WorkspaceState is the snapshot side of a session's sandbox record.
+type WorkspaceState struct {
+	// Snapshot is the latest snapshot of the workspace (nil: none yet).
+	Snapshot *WorkspaceSnapshot `json:"snapshot,omitempty"`
+	// SnapshotError is why the latest attempt to snapshot failed, when it
+	// did ("" after a success): Snapshot is then older than the workspace.
+	SnapshotError string `json:"snapshot_error,omitempty"`
+	// Notice is what the model is told in the result of the first call on
+	// this sandbox (restored from a snapshot, and from when; or lost), ""
+	// once it was told.
+	Notice string `json:"notice,omitempty"`
+}
+
+// WorkspaceSnapshot names one snapshot: ID is the hex SHA-256 of its
+// manifest in the blob store; At when it was taken.
+type WorkspaceSnapshot struct {
+	ID    string    `json:"id"`
+	At    time.Time `json:"at"`
+	Files int       `json:"files"`
+	Bytes int64     `json:"bytes"`
 }
 
 // SessionSpec is everything needed to rebuild a session's toolset and model

@@ -104,6 +104,10 @@ func CheckSpec(spec contracts.SessionSpec) error {
 		return fmt.Errorf("policy.bash has %d rules, limit %d: %w", len(spec.Policy.Bash), MaxPolicyEntries, contracts.ErrInvalid)
 	case len(spec.Sandbox.Kind) > MaxModelBytes:
 		return fmt.Errorf("sandbox.kind is %d bytes, limit %d: %w", len(spec.Sandbox.Kind), MaxModelBytes, contracts.ErrInvalid)
+	case spec.Sandbox.Network != "" && spec.Sandbox.Network != contracts.NetworkNone && spec.Sandbox.Network != contracts.NetworkInternet:
+		return fmt.Errorf("sandbox.network is %.64q: want %q (the default) or %q: %w", spec.Sandbox.Network, contracts.NetworkNone, contracts.NetworkInternet, contracts.ErrInvalid)
+	case spec.Sandbox.Workspace != "" && spec.Sandbox.Workspace != contracts.WorkspaceEphemeral:
+		return fmt.Errorf("sandbox.workspace is %.64q: want \"\" (the kind's default) or %q: %w", spec.Sandbox.Workspace, contracts.WorkspaceEphemeral, contracts.ErrInvalid)
 	}
 	for i, t := range spec.Tools {
 		if len(t.Config) > MaxToolConfigBytes {

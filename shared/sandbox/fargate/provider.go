@@ -218,7 +218,8 @@ func (p *Provider) reuse(ctx context.Context, sessionID string, old *contracts.S
 	return nil, nil
 }
 
-// Release stops the session's recorded task and clears the record. A
+// Release stops the session's recorded task and clears the record but for
+// its workspace state (placement.Released). A
 // session holding no "fargate" sandbox is left alone.
 func (p *Provider) Release(ctx context.Context, sessionID string) error {
 	unlock, err := p.locks.Lock(ctx, sessionID)
@@ -231,13 +232,13 @@ func (p *Provider) Release(ctx context.Context, sessionID string) error {
 		return fmt.Errorf("releasing sandbox of session %s: %w", sessionID, err)
 	}
 	rec := s.Sandbox
-	if rec == nil || rec.Kind != Kind {
+	if !placement.Running(rec) || rec.Kind != Kind {
 		return nil
 	}
 	if err := p.stop(ctx, rec.ID, "cairn: sandbox released"); err != nil {
 		return fmt.Errorf("releasing sandbox of session %s: %w", sessionID, err)
 	}
-	if _, err := placement.Replace(ctx, p.cfg.Sessions, sessionID, rec, nil); err != nil {
+	if _, err := placement.Replace(ctx, p.cfg.Sessions, sessionID, rec, placement.Released(rec)); err != nil {
 		if errors.Is(err, contracts.ErrConflict) {
 			return nil // a newer sandbox was placed meanwhile: it is not ours to clear
 		}

@@ -52,6 +52,32 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 	return l, nil
 }
 
+// Check refuses the options a directory in this process cannot honour: a
+// network of its own ("internet" is no more than the host's network, which
+// commands share anyway, so only the default "none" is accepted — and not
+// enforced: docs/ARCHITECTURE.md "Tools and sandboxes") and an ephemeral
+// workspace (the directory persists; kind "process" has one).
+func (p *Provider) Check(spec contracts.SandboxSpec) error {
+	return checkHostSpec("local", spec, false)
+}
+
+// checkHostSpec is the Check of a sandbox on this host: network "internet"
+// is refused (a host command's network is the host's; nothing grants or
+// withholds it), and workspace "ephemeral" unless the kind supports it.
+func checkHostSpec(kind string, spec contracts.SandboxSpec, ephemeral bool) error {
+	if spec.Network == contracts.NetworkInternet {
+		return fmt.Errorf("sandbox.network %q: a %s sandbox runs on the host's network and cannot grant or withhold it; use kind fargate on a deployment with network=public: %w", spec.Network, kind, contracts.ErrInvalid)
+	}
+	if spec.Workspace == contracts.WorkspaceEphemeral && !ephemeral {
+		return fmt.Errorf("sandbox.workspace %q: a %s sandbox's workspace is a directory that persists; kind process honours ephemeral: %w", spec.Workspace, kind, contracts.ErrInvalid)
+	}
+	return nil
+}
+
+// CheckHostSpec is checkHostSpec for the process kind (shared/sandbox/proc),
+// which honours an ephemeral workspace.
+func CheckHostSpec(kind string, spec contracts.SandboxSpec) error { return checkHostSpec(kind, spec, true) }
+
 // Release is a no-op: the workspace files are kept for the next Acquire.
 func (p *Provider) Release(ctx context.Context, sessionID string) error {
 	return placement.CheckSessionID(sessionID)

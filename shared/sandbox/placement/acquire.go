@@ -80,7 +80,7 @@ func (a *Acquirer) Acquire(ctx context.Context, sessionID string, spec contracts
 			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
 		}
 		old := s.Sandbox
-		if old != nil && old.Kind == a.Kind {
+		if Running(old) && old.Kind == a.Kind {
 			sb, err := a.Reuse(ctx, sessionID, old, fp)
 			if err != nil {
 				return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)

@@ -49,7 +49,9 @@ func (r *Router) Acquire(ctx context.Context, sessionID string, spec contracts.S
 }
 
 // Check reports, before a session is created, whether its sandbox spec can
-// be served here: a known kind and no negative size.
+// be served here: a known kind and no negative size, then whatever the
+// kind's provider checks (a contracts.SandboxChecker: its network and
+// workspace options).
 func (r *Router) Check(spec contracts.SandboxSpec) error {
 	if spec.CPU < 0 || spec.MemoryMiB < 0 {
 		return fmt.Errorf("sandbox cpu and memory_mib must not be negative: %w", contracts.ErrInvalid)
@@ -58,8 +60,13 @@ func (r *Router) Check(spec contracts.SandboxSpec) error {
 	if kind == "" {
 		kind = r.Default
 	}
-	if p, ok := r.Kinds[kind]; !ok || p == nil {
+	p, ok := r.Kinds[kind]
+	if !ok || p == nil {
 		return fmt.Errorf("sandbox kind %q is not served by this deployment (it serves %s): %w", kind, r.served(), contracts.ErrInvalid)
+	}
+	if c, ok := p.(contracts.SandboxChecker); ok {
+		spec.Kind = kind
+		return c.Check(spec)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 	"github.com/cairnrun/cairn/shared/sandbox/remote"
 	"github.com/cairnrun/cairn/shared/sandbox/server"
@@ -122,6 +123,10 @@ func New(cfg Config) (*Provider, error) {
 	return p, nil
 }
 
+// Check refuses network "internet" (a sandboxd on this host shares its
+// network); workspace "ephemeral" is served.
+func (p *Provider) Check(spec contracts.SandboxSpec) error { return local.CheckHostSpec(Kind, spec) }
+
 // Acquire returns the session's sandbox: the recorded sandboxd when it is a
 // "process" one with this spec's fingerprint and answers with its token,
 // else a newly started one, recorded on the session. If another process
@@ -176,7 +181,8 @@ func (p *Provider) connect(ctx context.Context, sessionID string, rec *contracts
 }
 
 // Release stops the session's recorded sandboxd if this provider started it
-// and clears the record; the workspace files are kept. A session holding no
+// and clears the record but for its workspace state (placement.Released);
+// the workspace files are kept. A session holding no
 // "process" sandbox is left alone.
 func (p *Provider) Release(ctx context.Context, sessionID string) error {
 	if err := placement.CheckSessionID(sessionID); err != nil {
@@ -191,11 +197,11 @@ func (p *Provider) Release(ctx context.Context, sessionID string) error {
 	if err != nil {
 		return fmt.Errorf("releasing sandbox of session %s: %w", sessionID, err)
 	}
-	if s.Sandbox == nil || s.Sandbox.Kind != Kind {
+	if !placement.Running(s.Sandbox) || s.Sandbox.Kind != Kind {
 		return nil
 	}
 	p.stopRecorded(sessionID, s.Sandbox)
-	if _, err := placement.Replace(ctx, p.cfg.Sessions, sessionID, s.Sandbox, nil); err != nil {
+	if _, err := placement.Replace(ctx, p.cfg.Sessions, sessionID, s.Sandbox, placement.Released(s.Sandbox)); err != nil {
 		if errors.Is(err, contracts.ErrConflict) {
 			return nil // a newer sandbox was placed meanwhile: it is not ours to clear
 		}
