@@ -28,14 +28,12 @@ const (
 	EnvSandboxSecurityGroups = "CAIRN_SANDBOX_SECURITY_GROUPS"
 	EnvSandboxKeySecret      = "CAIRN_SANDBOX_KEY_SECRET"
 	EnvSandboxIdle           = "CAIRN_SANDBOX_IDLE_SECONDS"
-	// Not read by the runtime yet (docs/DEPLOY.md "What the runtime must
-	// still do"): the sandbox network (NetworkPrivate or NetworkPublic:
-	// public means RunTask with a public IP, dial it with TLS pinned to the
-	// sandbox's certificate), and with NetworkPublic the security group of
-	// sessions whose spec asks for `network: internet` (the
-	// CAIRN_SANDBOX_SECURITY_GROUPS group has no internet beyond the
-	// image pull and logs). TestNamesMatchTheRuntime checks them once the
-	// runtime declares them (shared/aws/backend/sandboxes.go).
+	// The sandbox network (NetworkPrivate or NetworkPublic: public means
+	// RunTask with a public IP, dialled with TLS pinned to the sandbox's
+	// certificate), and with NetworkPublic the security group of sessions
+	// whose spec asks for `network: internet` (the
+	// CAIRN_SANDBOX_SECURITY_GROUPS group has no internet beyond the image
+	// pull and logs). Read by shared/aws/backend/sandboxes.go.
 	EnvSandboxNetwork                = "CAIRN_SANDBOX_NETWORK"
 	EnvSandboxInternetSecurityGroups = "CAIRN_SANDBOX_INTERNET_SECURITY_GROUPS"
 

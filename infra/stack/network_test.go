@@ -27,18 +27,21 @@ func endpointService(p map[string]any) string {
 	return strings.TrimPrefix(str(parts[len(parts)-1]), ".")
 }
 
-// The default is the private network; the context key chooses; anything
-// else, and an image the network cannot pull, is refused.
+// The default is the public network (the public variant sets none);
+// network=private opts into the endpoints; anything else, and an image the
+// network cannot pull, is refused.
 func TestSandboxNetworkChoice(t *testing.T) {
 	dev, prod, _ := stacks(t)
 	if dev.s.Props.Network != stack.NetworkPrivate || prod.s.Props.Network != stack.NetworkPrivate || publicNet(t).s.Props.Network != stack.NetworkPublic {
 		t.Errorf("networks dev %q prod %q public %q", dev.s.Props.Network, prod.s.Props.Network, publicNet(t).s.Props.Network)
 	}
-	p, err := stack.FromContext(func(k string) string { return map[string]string{"network": "public"}[k] })
-	if err != nil || p.Network != stack.NetworkPublic {
-		t.Errorf("FromContext network=public: %q, %v", p.Network, err)
+	for ctx, want := range map[string]string{"public": stack.NetworkPublic, "private": stack.NetworkPrivate} {
+		p, err := stack.FromContext(func(k string) string { return map[string]string{"network": ctx}[k] })
+		if err != nil || p.Network != want {
+			t.Errorf("FromContext network=%q: %q, %v; want %q", ctx, p.Network, err, want)
+		}
 	}
-	ok := stack.Props{Assets: filepath.Join(root, "dist"), ImageContext: root}
+	ok := stack.Props{Assets: filepath.Join(root, "dist"), ImageContext: root, Network: stack.NetworkPrivate}
 	for _, c := range []struct {
 		name string
 		edit func(*stack.Props)
@@ -349,7 +352,7 @@ func TestSecurityGroupRules(t *testing.T) {
 	}
 }
 
-// The public network: public subnets in two AZs behind an internet gateway
+// The public network (the default): public subnets in two AZs behind an internet gateway
 // (free), no NAT, no endpoint at all; tools outside the VPC, handed the
 // subnets, both groups and the network (for the runtime to assign a public
 // IP and dial it with TLS); the private stacks say "private" and have no

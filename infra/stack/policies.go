@@ -132,9 +132,10 @@ func (s *Stack) grantSandboxes() {
 	tools.AddToPrincipalPolicy(passRole("PassSandboxRoles", "ecs-tasks.amazonaws.com", b.TaskRole.RoleArn(), b.Task.ExecutionRole().RoleArn()))
 	if b.Network == NetworkPublic {
 		// The task's public IP is on its ENI, which DescribeTasks names but
-		// does not describe; DescribeNetworkInterfaces takes no resource.
-		// For the runtime's public-network support (docs/DEPLOY.md), listed
-		// in the exceptions test.
+		// does not describe; DescribeNetworkInterfaces takes no resource
+		// (fargate.NewEC2 reads it while a new task comes up). Only tools
+		// places sandboxes (api only checks specs, which calls nothing).
+		// Listed in the exceptions test.
 		tools.AddToPrincipalPolicy(statement("ReadSandboxPublicIP", []string{"ec2:DescribeNetworkInterfaces"}, []*string{jsii.String("*")}))
 		return
 	}

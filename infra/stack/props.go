@@ -38,14 +38,12 @@ const (
 	// in the VPC reaches sandboxd on its private IP, and VPC endpoints —
 	// each with an account-scoped endpoint policy — serve the tools
 	// function and the image pull. Costs the interface endpoints' hours
-	// idle. The default until the runtime speaks TLS to sandboxd.
+	// idle. Opt-in (network=private).
 	NetworkPrivate = "private"
-	// NetworkPublic: public subnets, an internet gateway, no NAT, no
-	// endpoints; tasks get a public IP, the tools function stays outside
-	// the VPC. Costs nothing idle, but needs runtime support that does not
-	// exist yet (a public IP per task, TLS with a pinned per-sandbox
-	// certificate, the network spec option): until then its sandboxes
-	// fail to start (no public IP, no pull) — closed, not open.
+	// NetworkPublic (the default): public subnets, an internet gateway, no
+	// NAT, no endpoints; tasks get a public IP, the tools function stays
+	// outside the VPC and speaks TLS to sandboxd, pinned to the task's own
+	// certificate (shared/sandbox/fargate). Costs nothing by the hour idle.
 	NetworkPublic = "public"
 )
 
@@ -75,7 +73,7 @@ type Props struct {
 	// but its own account's ECR, through the endpoints).
 	SandboxImage string
 	Sandboxes    string // SandboxesFargate (default) or SandboxesLambda
-	Network      string // NetworkPrivate (default) or NetworkPublic; Fargate only
+	Network      string // NetworkPublic (default) or NetworkPrivate; Fargate only
 
 	JWTIssuer, JWTAudience string // both set: a JWT authorizer instead of IAM
 	// Operators may read and cancel everyone's sessions and runs (the api
@@ -128,7 +126,7 @@ func (p Props) withDefaults() (Props, error) {
 		return p, fmt.Errorf("sandboxes %q: want %s or %s", p.Sandboxes, SandboxesFargate, SandboxesLambda)
 	}
 	if p.Network == "" {
-		p.Network = NetworkPrivate
+		p.Network = NetworkPublic // nothing billed by the hour idle (docs/DEPLOY.md "Sandbox network")
 	}
 	if p.Network != NetworkPrivate && p.Network != NetworkPublic {
 		return p, fmt.Errorf("network %q: want %s or %s", p.Network, NetworkPrivate, NetworkPublic)

@@ -18,9 +18,11 @@ import (
 	"github.com/cairnrun/cairn/infra/stack"
 )
 
-// The tests synthesize one app once — four stacks: dev with defaults, prod
-// with every option, the LocalStack variant and dev with the public sandbox
-// network (network=public, a public image) — and share the templates.
+// The tests synthesize one app once — four stacks: dev with the private
+// sandbox network (network=private, the opt-in), prod with every option
+// (network=private among them), the LocalStack variant and dev with the
+// default network — public, nothing set but a public image and the prefix
+// — and share the templates.
 // Function assets and the image context are placeholders in a temp dir, so
 // no cross-build or Docker is needed.
 
@@ -100,20 +102,22 @@ func stacks(t *testing.T) (dev, prod, local *tmpl) {
 			Context: &map[string]any{"aws:cdk:disable-stack-trace": true},
 		})
 		base := stack.Props{Assets: filepath.Join(root, "dist"), ImageContext: root}
-		prodProps := base
+		devProps := base
+		devProps.Network = stack.NetworkPrivate
+		prodProps := devProps
 		prodProps.Stage, prodProps.JWTIssuer, prodProps.JWTAudience, prodProps.AlarmEmail = stack.Prod, jwtIssuer, jwtAudience, alarmEmail
 		prodProps.AnthropicKeyARN, prodProps.OpenAIKeyARN = anthropicARN, openaiARN
 		prodProps.Operators = []string{jwtIssuer + "|oncall", " " + jwtIssuer + "|sre "}
 		prodProps.SandboxImage = prodImage
 		publicProps := base
-		publicProps.Network, publicProps.Prefix, publicProps.SandboxImage = stack.NetworkPublic, "cairn-public", publicImage
+		publicProps.Prefix, publicProps.SandboxImage = "cairn-public", publicImage // the network left to its default
 		localProps := base
 		localProps.Sandboxes, localProps.Prefix = stack.SandboxesLambda, "cairn-local"
 		var ts []*tmpl
 		for _, c := range []struct {
 			name string
 			p    stack.Props
-		}{{"dev", base}, {"prod", prodProps}, {"local", localProps}, {"public", publicProps}} {
+		}{{"dev", devProps}, {"prod", prodProps}, {"local", localProps}, {"public", publicProps}} {
 			s, err := stack.New(app, "cairn-"+c.name, c.p)
 			if err != nil {
 				synth.err = err

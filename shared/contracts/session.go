@@ -148,6 +148,9 @@ type WorkspaceSnapshot struct {
 	At    time.Time `json:"at"`
 	Files int       `json:"files"`
 	Bytes int64     `json:"bytes"`
+	// Skipped counts what the snapshot left out: sockets, fifos, devices,
+	// another user's hard-linked files, paths over 4096 bytes.
+	Skipped int `json:"skipped,omitempty"`
 }
 
 // SessionSpec is everything needed to rebuild a session's toolset and model

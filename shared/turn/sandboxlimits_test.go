@@ -30,3 +30,21 @@ func TestCheckSpecSandboxLimits(t *testing.T) {
 		}
 	}
 }
+
+// CheckSpec takes only the known network and workspace values.
+func TestCheckSpecSandboxOptions(t *testing.T) {
+	for _, s := range []contracts.SandboxSpec{{}, {Network: "none"}, {Network: "internet"}, {Workspace: "ephemeral"}} {
+		if err := turn.CheckSpec(contracts.SessionSpec{Sandbox: s}); err != nil {
+			t.Errorf("%+v: %v", s, err)
+		}
+	}
+	for field, s := range map[string]contracts.SandboxSpec{
+		"sandbox.network":   {Network: "vpn"},
+		"sandbox.workspace": {Workspace: "durable"},
+	} {
+		err := turn.CheckSpec(contracts.SessionSpec{Sandbox: s})
+		if !errors.Is(err, contracts.ErrInvalid) || !strings.HasPrefix(err.Error(), field+" is ") {
+			t.Errorf("%+v: %v, want ErrInvalid naming %s", s, err, field)
+		}
+	}
+}

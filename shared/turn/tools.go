@@ -70,6 +70,14 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	if err != nil {
 		return fmt.Errorf("binding tools of session %s: %w", sess.ID, err)
 	}
+	// A workspace that outlives its sandbox through snapshots: the first
+	// result written on a new sandbox tells the model what became of it.
+	dw, _ := sandbox.(contracts.DurableWorkspace)
+	notice := ""
+	if dw != nil {
+		notice = dw.WorkspaceNotice()
+	}
+	mutated, gone := false, false // a mutating call ran (or had run): snapshot after the calls
 	recs, err := e.Journal.ToolRecords(work, sub.ID, sub.Step)
 	if err != nil {
 		return fmt.Errorf("reading tool records of submission %s step %d: %w", sub.ID, sub.Step, err)
@@ -80,6 +88,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	for i, call := range sub.ToolRequests {
 		if r := recs[call.ID].Result; r != nil {
 			results[i] = *r
+			mutated = mutated || ts.Effect(call.Name) != contracts.ReadOnly
 			if err := e.toolEnded(work, sess, sub, call, *r); err != nil { // a re-run: no-op if it was written
 				return err
 			}
@@ -97,6 +106,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 				results[i] = contracts.ToolResult{CallID: call.ID, Content: Interrupted, IsError: true}
 			} else if results[i], err = e.run(work, sub, ts, call); sandboxGone(work, err) {
 				results[i] = e.unavailable(work, sess, call, err)
+				gone = true
 			} else if errors.Is(err, contracts.ErrPending) {
 				waiting = true
 				continue
@@ -104,14 +114,34 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 				return err
 			}
 		}
+		if d != contracts.Deny && ts.Effect(call.Name) != contracts.ReadOnly {
+			mutated = true
+		}
+		if notice != "" {
+			results[i].Content = notice + "\n\n" + results[i].Content
+		}
 		if err := e.Journal.PutToolResult(work, sub.ID, sub.Step, results[i]); err != nil {
 			return fmt.Errorf("recording result of call %s: %w", call.ID, err)
 		}
 		if recs2, err := e.Journal.ToolRecords(work, sub.ID, sub.Step); err == nil && recs2[call.ID].Result != nil {
 			results[i] = *recs2[call.ID].Result // first result written wins
 		}
+		if notice != "" { // written (by this run or a racing one): said once is enough
+			if err := dw.NoticeGiven(work); err != nil {
+				e.log().WarnContext(work, "recording that the workspace notice was given", "session_id", sess.ID, "error", err)
+			}
+			notice = ""
+		}
 		if err := e.toolEnded(work, sess, sub, call, results[i]); err != nil { // the call's one terminal event
 			return err
+		}
+	}
+	if dw != nil && mutated && !gone {
+		// Before the turn moves on (and its sandbox may idle out): a
+		// failure is recorded on the session and the previous snapshot
+		// stays the latest.
+		if err := dw.SaveWorkspace(work); err != nil {
+			e.log().WarnContext(work, "snapshotting the workspace failed", "session_id", sess.ID, "error", err)
 		}
 	}
 	// The calls are done: stop renewing and write on the latest version.

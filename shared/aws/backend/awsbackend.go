@@ -168,7 +168,7 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aws backend: %w", err)
 	}
-	boxes, err := sandboxes(ctx, c, awsCfg, store)
+	boxes, err := sandboxes(ctx, c, awsCfg, store, blobs)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@
 // It may import shared/assemble, shared/aws/dynamo, shared/aws/lambdafn, shared/aws/s3blob,
 // shared/aws/sqsqueue, shared/contracts, shared/dumpable, shared/ids, shared/model/providers,
 // shared/sandbox/fargate, shared/sandbox/local, shared/sandbox/placement,
+// shared/sandbox/snapshot (the fargate workspaces' snapshot store),
 // shared/secrets, shared/tools, shared/workflow/isolate,
 // shared/workflow/isolate/lambdainvoke, shared/workflow/schedule, the
 // standard library and the AWS SDK.

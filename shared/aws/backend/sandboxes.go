@@ -16,6 +16,7 @@ import (
 	"github.com/cairnrun/cairn/shared/sandbox/fargate"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
+	"github.com/cairnrun/cairn/shared/sandbox/snapshot"
 	"github.com/cairnrun/cairn/shared/secrets"
 )
 
@@ -25,8 +26,15 @@ const (
 	EnvSandboxCluster        = "CAIRN_SANDBOX_CLUSTER"
 	EnvSandboxTaskDefinition = "CAIRN_SANDBOX_TASK_DEFINITION"
 	EnvSandboxContainer      = "CAIRN_SANDBOX_CONTAINER" // default "sandboxd"
-	EnvSandboxSubnets        = "CAIRN_SANDBOX_SUBNETS"   // comma-separated private subnet ids
+	EnvSandboxSubnets        = "CAIRN_SANDBOX_SUBNETS"   // comma-separated subnet ids (private or public, by the network)
 	EnvSandboxSecurityGroups = "CAIRN_SANDBOX_SECURITY_GROUPS"
+	// EnvSandboxNetwork is the sandbox network, "private" (the default when
+	// unset) or "public": tasks with a public IP, read with EC2, spoken to
+	// over TLS pinned per sandbox (fargate.Config.Network).
+	EnvSandboxNetwork = "CAIRN_SANDBOX_NETWORK"
+	// EnvSandboxInternetSecurityGroups: with "public", the task groups of
+	// sessions whose spec asks for network "internet" (unset: refused).
+	EnvSandboxInternetSecurityGroups = "CAIRN_SANDBOX_INTERNET_SECURITY_GROUPS"
 	// EnvSandboxKeySecret is a reference (secrets package: env:NAME,
 	// secretsmanager:ID or an ARN) to the key sandbox tokens derive from.
 	EnvSandboxKeySecret = "CAIRN_SANDBOX_KEY_SECRET"
@@ -37,6 +45,8 @@ const (
 type Fargate struct {
 	Cluster, TaskDefinition, Container string
 	Subnets, SecurityGroups            []string
+	Network                            string        // fargate.NetworkPrivate or fargate.NetworkPublic
+	InternetSecurityGroups             []string      // public only: spec network "internet"
 	KeySecret                          string        // reference, never the key
 	IdleTimeout                        time.Duration // 0 = fargate.DefaultIdleTimeout
 }
@@ -58,6 +68,14 @@ func fargateFromEnv(getenv func(string) string) (*Fargate, []string, error) {
 	f := &Fargate{
 		Cluster: getenv(EnvSandboxCluster), TaskDefinition: getenv(EnvSandboxTaskDefinition), Container: getenv(EnvSandboxContainer),
 		Subnets: list(EnvSandboxSubnets), SecurityGroups: list(EnvSandboxSecurityGroups), KeySecret: getenv(EnvSandboxKeySecret),
+		Network: strings.TrimSpace(getenv(EnvSandboxNetwork)), InternetSecurityGroups: list(EnvSandboxInternetSecurityGroups),
+	}
+	switch f.Network {
+	case "":
+		f.Network = fargate.NetworkPrivate
+	case fargate.NetworkPrivate, fargate.NetworkPublic:
+	default:
+		return nil, nil, fmt.Errorf("%s=%q: want %s or %s", EnvSandboxNetwork, f.Network, fargate.NetworkPrivate, fargate.NetworkPublic)
 	}
 	if f.Container == "" {
 		f.Container = "sandboxd"
@@ -82,7 +100,7 @@ func fargateFromEnv(getenv func(string) string) (*Fargate, []string, error) {
 // only the "fargate" kind is served (tools never run in the process that
 // holds the runtime's credentials); without them, as on a local endpoint,
 // "local" directories under SandboxDir.
-func sandboxes(ctx context.Context, c Config, awsCfg aws.Config, sessions placement.Sessions) (contracts.SandboxProvider, error) {
+func sandboxes(ctx context.Context, c Config, awsCfg aws.Config, sessions placement.Sessions, blobs contracts.BlobStore) (contracts.SandboxProvider, error) {
 	if c.Fargate == nil {
 		dir := c.SandboxDir
 		if dir == "" {
@@ -99,10 +117,16 @@ func sandboxes(ctx context.Context, c Config, awsCfg aws.Config, sessions placem
 	if err != nil {
 		return nil, fmt.Errorf("aws backend: sandbox key: %w", err)
 	}
+	var ec2 fargate.EC2API
+	if f.Network == fargate.NetworkPublic {
+		ec2 = fargate.NewEC2(awsCfg) // the tasks' public IPs
+	}
 	p, err := fargate.New(fargate.Config{
 		ECS: ecs.NewFromConfig(awsCfg), Cluster: f.Cluster, TaskDefinition: f.TaskDefinition, Container: f.Container,
 		Subnets: f.Subnets, SecurityGroups: f.SecurityGroups, Sessions: sessions,
+		Network: f.Network, InternetSecurityGroups: f.InternetSecurityGroups, EC2: ec2,
 		Tokens: placement.Tokens{Key: []byte(key)}, IdleTimeout: f.IdleTimeout, Log: c.Log,
+		Snapshots: &snapshot.Store{Blobs: blobs},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("aws backend: %w", err)

@@ -9,6 +9,7 @@
 // It may import shared/assemble, shared/contracts, shared/dumpable, shared/embedded/sqlite,
 // shared/ids, shared/model/providers, shared/model/scripted,
 // shared/sandbox/local, shared/sandbox/placement, shared/sandbox/proc,
+// shared/sandbox/snapshot (the snapshot store of ephemeral workspaces),
 // shared/secrets, shared/tools, shared/workflow/isolate, the standard
 // library and the AWS SDK's configuration loader (for Bedrock).
 //

@@ -22,10 +22,18 @@ import (
 	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 	"github.com/cairnrun/cairn/shared/sandbox/proc"
+	"github.com/cairnrun/cairn/shared/sandbox/snapshot"
 	"github.com/cairnrun/cairn/shared/secrets"
 	"github.com/cairnrun/cairn/shared/tools"
 	"github.com/cairnrun/cairn/shared/workflow/isolate"
 )
+
+// EnvSandboxRunAs names the variable choosing the user the commands of
+// "local" sandboxes run as, as SANDBOXD_RUN_AS does for sandboxd:
+// "uid:gid" (numbers) or "self" (this process's user). Unset, it is
+// local.DefaultRunAs (nobody) when the runtime runs as root and "self"
+// otherwise; another uid without root refuses to start.
+const EnvSandboxRunAs = "CAIRN_SANDBOX_RUN_AS"
 
 // Config of the embedded backend.
 type Config struct {
@@ -33,7 +41,9 @@ type Config struct {
 	// Env is the base environment for sandboxed commands (scrubbed of the
 	// runtime's secrets by the sandbox).
 	Env []string
-	// Sandbox tunes the local sandboxes (timeouts, caps).
+	// Sandbox tunes the local sandboxes (timeouts, caps). Without a
+	// Credential, the user their commands run as is EnvSandboxRunAs's
+	// (read with Getenv): run as root, an unprivileged one by default.
 	Sandbox local.Options
 	// SandboxKind is the default kind of a session's sandbox: "local"
 	// (default: a directory, commands as subprocesses of this process) or
@@ -80,8 +90,8 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 		return nil, fmt.Errorf("opening journal: %w", err)
 	}
 	// The journal is the runtime's alone, whatever the umask: as root,
-	// process sandboxes make DATA searchable (never listable) by the
-	// commands' unprivileged user (shared/sandbox/proc, searchable).
+	// local and process sandboxes make DATA searchable (never listable) by
+	// the commands' unprivileged user (local.Searchable).
 	for _, f := range []string{"cairn.db", "cairn.db-wal", "cairn.db-shm"} {
 		if err := os.Chmod(filepath.Join(cfg.DataDir, f), 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
 			store.Close()
@@ -145,8 +155,39 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 // it reaps at once every sandboxd an earlier, killed process left running
 // that no session records, and its close stops every recorded one, not
 // only those this process started.
+//
+// The commands of local sandboxes run as EnvSandboxRunAs says (unless
+// opts.Credential is set); DATA/sandboxes and DATA/sandboxd are 0711, so
+// that the commands' user, which must enter its workspace below them, can
+// list neither.
 func sandboxProviders(ctx context.Context, cfg Config, store *sqlite.Store, opts local.Options) (contracts.SandboxProvider, func() error, error) {
-	kinds := map[string]contracts.SandboxProvider{"local": local.NewProvider(filepath.Join(cfg.DataDir, "sandboxes"), opts)}
+	dirs := []string{"sandboxes"}
+	if len(cfg.Sandboxd) > 0 {
+		dirs = append(dirs, "sandboxd")
+	}
+	for _, d := range dirs {
+		p := filepath.Join(cfg.DataDir, d)
+		if err := os.MkdirAll(p, 0o711); err != nil {
+			return nil, nil, fmt.Errorf("embedded backend: %w", err)
+		}
+		if err := os.Chmod(p, 0o711); err != nil {
+			return nil, nil, fmt.Errorf("embedded backend: %w", err)
+		}
+	}
+	base, lp := filepath.Join(cfg.DataDir, "sandboxes"), (*local.Provider)(nil)
+	if opts.Credential != nil {
+		lp = local.NewProvider(base, opts)
+	} else {
+		var runAs string
+		if cfg.Getenv != nil {
+			runAs = cfg.Getenv(EnvSandboxRunAs)
+		}
+		var err error
+		if lp, err = local.NewProviderAs(base, opts, runAs); err != nil {
+			return nil, nil, fmt.Errorf("embedded backend: %s=%q: %w", EnvSandboxRunAs, runAs, err)
+		}
+	}
+	kinds := map[string]contracts.SandboxProvider{"local": lp}
 	closeAll := func() error { return nil }
 	if len(cfg.Sandboxd) > 0 {
 		key, err := placement.LoadOrCreateKey(filepath.Join(cfg.DataDir, "sandbox.key"))
@@ -156,6 +197,7 @@ func sandboxProviders(ctx context.Context, cfg Config, store *sqlite.Store, opts
 		pp, err := proc.New(proc.Config{
 			Binary: cfg.Sandboxd[0], Args: cfg.Sandboxd[1:], BaseDir: filepath.Join(cfg.DataDir, "sandboxd"),
 			Sessions: store, Tokens: placement.Tokens{Key: key}, Env: opts.Env, Log: cfg.Runtime.Log,
+			Snapshots: &snapshot.Store{Blobs: store}, // workspace "ephemeral": snapshots in cairn.db, as on AWS in S3
 		})
 		if err != nil {
 			return nil, nil, err

@@ -1,13 +1,21 @@
 // Package fargate is the "fargate" sandbox kind (docs/DESIGN.md §6): each
-// session's sandbox is sandboxd in an ECS task on Fargate, in private
-// subnets, spoken to over HTTP at the task's private IP.
+// session's sandbox is sandboxd in an ECS task on Fargate. On the public
+// network (Config.Network, the AWS deployment's default) the task gets a
+// public IP (assignPublicIp ENABLED), read from its ENI with EC2's
+// DescribeNetworkInterfaces (NewEC2), and sandboxd serves TLS with a key
+// and self-signed certificate made for that task alone (placement.NewCert,
+// SANDBOXD_TLS_CERT/KEY overrides); the record keeps the certificate's
+// SHA-256 (CertSHA256) and every client pins it (remote.Options). On the
+// private network it is spoken to over HTTP at the task's private IP
+// (or pinned TLS too, with Config.TLS). A spec's network "internet" runs
+// with InternetSecurityGroups, on the public network only (Check).
 //
 // Acquire reconnects when the session's record names a "fargate" task with
 // the spec's fingerprint that ECS reports RUNNING and that answers with its
 // token. Otherwise it stops the old task (if any), runs a new one
-// (launch type FARGATE, awsvpc with no public IP, the token's SHA-256 and
+// (launch type FARGATE, awsvpc, the token's SHA-256 and
 // the idle timeout — and the spec's limits, SANDBOXD_LIMITS, when it sets
-// any — as container environment overrides, CPU/memory task
+// any, and the TLS identity with TLS — as container environment overrides, CPU/memory task
 // overrides when the spec sets them, tagged with the session id), waits for
 // RUNNING, reads the ENI's private IPv4 address, health-checks sandboxd and
 // records {Kind, ID task ARN, Endpoint, TokenRef, Fingerprint, StartedAt} on
@@ -23,8 +31,9 @@
 // die with it: a replaced task starts with an empty workspace.
 //
 // It may import shared/contracts, shared/sandbox/placement,
-// shared/sandbox/remote, the standard library, the ECS client of
-// aws-sdk-go-v2 and smithy.
+// shared/sandbox/snapshot (Config.Snapshots),
+// shared/sandbox/remote, the standard library, the ECS client and the
+// SigV4 signer of aws-sdk-go-v2 and smithy.
 //
 // # Usage
 //

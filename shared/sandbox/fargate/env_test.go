@@ -31,6 +31,7 @@ type ecsEnv struct {
 	cluster        string
 	taskDefinition string
 	subnet, sg     string
+	cfg            aws.Config // the endpoint's (EC2 calls of the public network tests)
 }
 
 const containerName = "sandboxd"
@@ -43,7 +44,7 @@ func newECSEnv(t *testing.T) *ecsEnv {
 	ecsCfg := cfg.Copy()
 	ecsCfg.HTTPClient = containerSizesAsStrings{next: cfg.HTTPClient}
 	client := ecs.NewFromConfig(ecsCfg)
-	env := &ecsEnv{client: client, cluster: awstest.Name(t, "cairn-sandbox")}
+	env := &ecsEnv{client: client, cluster: awstest.Name(t, "cairn-sandbox"), cfg: cfg}
 	if _, err := client.CreateCluster(ctx, &ecs.CreateClusterInput{ClusterName: aws.String(env.cluster)}); err != nil {
 		t.Fatalf("creating cluster: %v", err)
 	}

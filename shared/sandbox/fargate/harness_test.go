@@ -28,6 +28,9 @@ type harness struct {
 	world *tasks
 	store *sqlite.Store
 	logs  syncBuffer // every provider's log
+
+	mu        sync.Mutex
+	publicIPs map[string]string // ENI id → the public IP assignPublicIP gave it
 }
 
 type syncBuffer struct {
@@ -67,7 +70,7 @@ func newHarness(t *testing.T, sessions ...string) *harness {
 // provider returns a new Provider with its own call counter.
 func (h *harness) provider(mod ...func(*fargate.Config)) (*fargate.Provider, *countingECS) {
 	h.t.Helper()
-	c := &countingECS{inner: h.env.client, world: h.world}
+	c := &countingECS{inner: h.env.client, world: h.world, assignPublic: h.assignPublicIP}
 	cfg := fargate.Config{
 		ECS: c, Cluster: h.env.cluster, TaskDefinition: h.env.taskDefinition, Container: containerName,
 		Subnets: []string{h.env.subnet}, SecurityGroups: []string{h.env.sg},

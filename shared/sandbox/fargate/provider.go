@@ -15,6 +15,7 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 	"github.com/cairnrun/cairn/shared/sandbox/remote"
+	"github.com/cairnrun/cairn/shared/sandbox/snapshot"
 )
 
 // Kind is the sandbox kind this package serves.
@@ -46,6 +47,18 @@ type ECSAPI interface {
 	StopTask(ctx context.Context, in *ecs.StopTaskInput, opts ...func(*ecs.Options)) (*ecs.StopTaskOutput, error)
 }
 
+// Sandbox networks (Config.Network).
+const (
+	// NetworkPrivate: isolated subnets reached through VPC endpoints; the
+	// runtime is in the VPC and dials the task's private IP (plain HTTP
+	// unless Config.TLS).
+	NetworkPrivate = "private"
+	// NetworkPublic: public subnets with an internet gateway; tasks get a
+	// public IP (read with EC2), which the runtime dials over TLS pinned
+	// to the task's own certificate.
+	NetworkPublic = "public"
+)
+
 // Sandbox is what Dial returns: the SandboxAPI of a sandboxd plus its
 // health check (a *remote.Client).
 type Sandbox = placement.Remote
@@ -58,7 +71,26 @@ type Config struct {
 	TaskDefinition string // family[:revision] or ARN; its command runs sandboxd on 0.0.0.0:Port
 	Container      string // the sandboxd container's name in the task definition
 	Subnets        []string
-	SecurityGroups []string
+	SecurityGroups []string // the tasks' groups for spec network "none" (the default)
+	// Network is the deployment's sandbox network: NetworkPrivate ("" too)
+	// or NetworkPublic, where RunTask assigns a public IP, the endpoint is
+	// that IP (EC2 required) and TLS is always on.
+	Network string
+	// InternetSecurityGroups are the tasks' groups for spec network
+	// "internet"; only on NetworkPublic, and without them "internet" is
+	// refused (Check).
+	InternetSecurityGroups []string
+	// EC2 reads a task ENI's public IP (NewEC2); required on
+	// NetworkPublic.
+	EC2 EC2API
+	// TLS gives every new task a certificate and key of its own
+	// (placement.NewCert, passed as SANDBOXD_TLS_CERT/KEY container
+	// overrides), records the certificate's SHA-256 on the session
+	// (CertSHA256) and dials with it pinned. Always on with NetworkPublic;
+	// the private network may switch it on. The key is readable by whoever
+	// may ecs:DescribeTasks in the account (the overrides are part of the
+	// task), as the token hash already is.
+	TLS bool
 	// Sessions is where the sandbox record is kept (the journal).
 	Sessions placement.Sessions
 	// Tokens derives each sandbox's bearer token from its record.
@@ -74,14 +106,20 @@ type Config struct {
 	// PollEvery is the DescribeTasks and health polling interval (default
 	// DefaultPollEvery).
 	PollEvery time.Duration
-	// Dial makes the client of a sandboxd (default remote.New
-	// sharing one HTTP client of the provider, remote.NewHTTPClient).
-	Dial func(endpoint, token string) (Sandbox, error)
-	// Endpoint maps a task's private IP and Port to sandboxd's base URL
-	// (default http://IP:PORT).
-	Endpoint func(privateIP string, port int) string
+	// Dial makes the client of a sandboxd, pinning certSHA256 when it is
+	// not "" (default remote.New sharing one HTTP client of the provider,
+	// remote.NewHTTPClient; a pinned client clones it with the pin).
+	Dial func(endpoint, token, certSHA256 string) (Sandbox, error)
+	// Endpoint maps a task's address (private IP, or public IP on
+	// NetworkPublic) and Port to sandboxd's base URL (default
+	// http://IP:PORT, https://IP:PORT with TLS).
+	Endpoint func(ip string, port int) string
 	// Log receives lifecycle messages (never a token); nil discards.
 	Log *slog.Logger
+	// Snapshots keeps every session's workspace beyond its task: it is
+	// snapshotted after each tools step with a mutating call and restored
+	// into the next task (nil: workspaces die with their tasks).
+	Snapshots *snapshot.Store
 }
 
 // Provider is the "fargate" SandboxProvider. It is safe for concurrent use;
@@ -93,7 +131,10 @@ type Provider struct {
 	acquirer placement.Acquirer // runs Acquire with reuse and newSandbox
 }
 
-var _ contracts.SandboxProvider = (*Provider)(nil)
+var (
+	_ contracts.SandboxProvider = (*Provider)(nil)
+	_ contracts.SandboxChecker  = (*Provider)(nil)
+)
 
 // New checks cfg and returns a provider. It calls nothing.
 func New(cfg Config) (*Provider, error) {
@@ -111,12 +152,23 @@ func New(cfg Config) (*Provider, error) {
 		missing = "subnets"
 	case cfg.Sessions == nil:
 		missing = "session store"
+	case cfg.Network == NetworkPublic && cfg.EC2 == nil:
+		missing = "EC2 client (the public network reads each task's public IP)"
 	}
 	if missing != "" {
 		return nil, fmt.Errorf("configuring fargate sandboxes: no %s: %w", missing, contracts.ErrInvalid)
 	}
 	if err := cfg.Tokens.Check(); err != nil {
 		return nil, fmt.Errorf("configuring fargate sandboxes: %w", err)
+	}
+	switch cfg.Network {
+	case "":
+		cfg.Network = NetworkPrivate
+	case NetworkPrivate:
+	case NetworkPublic:
+		cfg.TLS = true // a token never crosses the internet in clear
+	default:
+		return nil, fmt.Errorf("configuring fargate sandboxes: network %q: want %s or %s: %w", cfg.Network, NetworkPrivate, NetworkPublic, contracts.ErrInvalid)
 	}
 	if cfg.Port <= 0 {
 		cfg.Port = DefaultPort
@@ -131,9 +183,9 @@ func New(cfg Config) (*Provider, error) {
 		cfg.PollEvery = DefaultPollEvery
 	}
 	if cfg.Dial == nil {
-		opts := remote.Options{HTTPClient: remote.NewHTTPClient(connectTimeout)}
-		cfg.Dial = func(endpoint, token string) (Sandbox, error) {
-			c, err := remote.New(endpoint, token, opts)
+		shared := remote.NewHTTPClient(connectTimeout)
+		cfg.Dial = func(endpoint, token, certSHA256 string) (Sandbox, error) {
+			c, err := remote.New(endpoint, token, remote.Options{HTTPClient: shared, CertSHA256: certSHA256})
 			if err != nil {
 				return nil, err
 			}
@@ -141,7 +193,11 @@ func New(cfg Config) (*Provider, error) {
 		}
 	}
 	if cfg.Endpoint == nil {
-		cfg.Endpoint = func(ip string, port int) string { return "http://" + net.JoinHostPort(ip, strconv.Itoa(port)) }
+		scheme := "http://"
+		if cfg.TLS {
+			scheme = "https://"
+		}
+		cfg.Endpoint = func(ip string, port int) string { return scheme + net.JoinHostPort(ip, strconv.Itoa(port)) }
 	}
 	log := cfg.Log
 	if log == nil {
@@ -152,6 +208,7 @@ func New(cfg Config) (*Provider, error) {
 		Kind: Kind, Sessions: cfg.Sessions, Locks: &p.locks, Log: log,
 		IDKey: "task_arn", RecordedMsg: "sandbox task recorded",
 		CheckSessionID: checkSessionTag, Reuse: p.reuse, Start: p.newSandbox,
+		Snapshots: cfg.Snapshots, // a task's disk dies with it: every workspace is snapshotted
 	}
 	return p, nil
 }
@@ -160,7 +217,30 @@ func New(cfg Config) (*Provider, error) {
 // fingerprint matches, ECS reports it RUNNING and sandboxd answers with its
 // token; else a new task, recorded on the session (the old one stopped).
 func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts.SandboxSpec) (contracts.SandboxAPI, error) {
+	if err := p.Check(spec); err != nil {
+		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+	}
 	return p.acquirer.Acquire(ctx, sessionID, spec)
+}
+
+// Check refuses a spec network this deployment cannot give: "internet"
+// needs the public network and its security groups (the private network
+// has no route out). It calls nothing.
+func (p *Provider) Check(spec contracts.SandboxSpec) error {
+	switch spec.Network {
+	case "", contracts.NetworkNone:
+		return nil
+	case contracts.NetworkInternet:
+		if p.cfg.Network != NetworkPublic {
+			return fmt.Errorf("sandbox network %q: this deployment's fargate sandboxes are on the %s network, which has no route to the internet (deploy with network=public): %w",
+				spec.Network, p.cfg.Network, contracts.ErrInvalid)
+		}
+		if len(p.cfg.InternetSecurityGroups) == 0 {
+			return fmt.Errorf("sandbox network %q: no security group for it is configured (CAIRN_SANDBOX_INTERNET_SECURITY_GROUPS): %w", spec.Network, contracts.ErrInvalid)
+		}
+		return nil
+	}
+	return fmt.Errorf("sandbox network %q: want %q or %q: %w", spec.Network, contracts.NetworkNone, contracts.NetworkInternet, contracts.ErrInvalid)
 }
 
 // checkSessionTag accepts a session id that fits in the task's SessionTag.
@@ -193,8 +273,9 @@ func (p *Provider) reuse(ctx context.Context, sessionID string, old *contracts.S
 	if err != nil {
 		return nil, err
 	}
-	if old.Fingerprint == fp && running(task) {
-		sb, err := p.cfg.Dial(old.Endpoint, p.cfg.Tokens.Mint(sessionID, old.TokenRef))
+	unpinned := p.cfg.TLS && old.CertSHA256 == "" // placed before TLS: its token would go in clear
+	if old.Fingerprint == fp && running(task) && !unpinned {
+		sb, err := p.cfg.Dial(old.Endpoint, p.cfg.Tokens.Mint(sessionID, old.TokenRef), old.CertSHA256)
 		if err == nil {
 			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			err = placement.Probe(pctx, sb)
@@ -210,7 +291,7 @@ func (p *Provider) reuse(ctx context.Context, sessionID string, old *contracts.S
 		p.log.InfoContext(ctx, "recorded sandbox task unhealthy, replacing it", "session_id", sessionID, "task_arn", old.ID, "error", err)
 	} else {
 		p.log.InfoContext(ctx, "recorded sandbox task does not fit, replacing it", "session_id", sessionID, "task_arn", old.ID,
-			"last_status", lastStatus(task), "fingerprint_changed", old.Fingerprint != fp)
+			"last_status", lastStatus(task), "fingerprint_changed", old.Fingerprint != fp, "without_certificate", unpinned)
 	}
 	if !down(task) {
 		p.stopQuietly(ctx, sessionID, old.ID, "cairn: sandbox replaced")

@@ -2,6 +2,7 @@ package fargate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -25,7 +26,19 @@ const startedBy = "cairn-sandbox"
 func (p *Provider) launch(ctx context.Context, sessionID string, spec contracts.SandboxSpec, fp string) (Sandbox, *contracts.SandboxRecord, error) {
 	ref := placement.NewRef()
 	token := p.cfg.Tokens.Mint(sessionID, ref)
-	out, err := p.cfg.ECS.RunTask(ctx, p.runTaskInput(sessionID, spec, placement.HashHex(token)))
+	var cert *placement.Cert
+	if p.cfg.TLS {
+		c, err := placement.NewCert()
+		if err != nil {
+			return nil, nil, fmt.Errorf("running sandbox task: %w", err)
+		}
+		cert = &c
+	}
+	in := p.runTaskInput(sessionID, spec, placement.HashHex(token), cert)
+	if n := overrideSize(in.Overrides); n > maxOverride {
+		return nil, nil, fmt.Errorf("running sandbox task: the container overrides take %d bytes, ECS allows %d: %w", n, maxOverride, contracts.ErrInvalid)
+	}
+	out, err := p.cfg.ECS.RunTask(ctx, in)
 	if err != nil {
 		return nil, nil, fmt.Errorf("running sandbox task: %w: %w", contracts.ErrUnavailable, err)
 	}
@@ -35,17 +48,40 @@ func (p *Provider) launch(ctx context.Context, sessionID string, spec contracts.
 	arn := *out.Tasks[0].TaskArn
 	p.log.InfoContext(ctx, "sandbox task started", "session_id", sessionID, "task_arn", arn)
 
-	sb, endpoint, err := p.await(ctx, arn, token)
+	pin := ""
+	if cert != nil {
+		pin = cert.SHA256
+	}
+	sb, endpoint, err := p.await(ctx, arn, token, pin)
 	if err != nil {
 		p.stopQuietly(ctx, sessionID, arn, "cairn: sandbox did not come up")
 		return nil, nil, err
 	}
 	return sb, &contracts.SandboxRecord{
-		Kind: Kind, ID: arn, Endpoint: endpoint, TokenRef: ref, Fingerprint: fp, StartedAt: time.Now().UTC(),
+		Kind: Kind, ID: arn, Endpoint: endpoint, TokenRef: ref, Fingerprint: fp, StartedAt: time.Now().UTC(), CertSHA256: pin,
 	}, nil
 }
 
-func (p *Provider) runTaskInput(sessionID string, spec contracts.SandboxSpec, tokenHash string) *ecs.RunTaskInput {
+// maxOverride is ECS's bound on a RunTask's overrides (8 KiB of JSON).
+const maxOverride = 8192
+
+// overrideSize estimates the JSON size of the overrides as ECS counts
+// them: every environment pair with its quoting and escapes, plus the
+// structure around them (generously).
+func overrideSize(o *types.TaskOverride) int {
+	n := 256
+	for _, co := range o.ContainerOverrides {
+		n += 64 + len(aws.ToString(co.Name))
+		for _, kv := range co.Environment {
+			k, _ := json.Marshal(aws.ToString(kv.Name))
+			v, _ := json.Marshal(aws.ToString(kv.Value))
+			n += len(`{"name":,"value":},`) + len(k) + len(v)
+		}
+	}
+	return n
+}
+
+func (p *Provider) runTaskInput(sessionID string, spec contracts.SandboxSpec, tokenHash string, cert *placement.Cert) *ecs.RunTaskInput {
 	over := &types.TaskOverride{ContainerOverrides: []types.ContainerOverride{{
 		Name: aws.String(p.cfg.Container),
 		Environment: []types.KeyValuePair{
@@ -57,11 +93,23 @@ func (p *Provider) runTaskInput(sessionID string, spec contracts.SandboxSpec, to
 		over.ContainerOverrides[0].Environment = append(over.ContainerOverrides[0].Environment,
 			types.KeyValuePair{Name: aws.String(placement.EnvLimits), Value: aws.String(v)})
 	}
+	if cert != nil { // sandboxd serves only TLS with them; commands never see SANDBOXD_*
+		over.ContainerOverrides[0].Environment = append(over.ContainerOverrides[0].Environment,
+			types.KeyValuePair{Name: aws.String(placement.EnvTLSCert), Value: aws.String(cert.CertPEM)},
+			types.KeyValuePair{Name: aws.String(placement.EnvTLSKey), Value: aws.String(cert.KeyPEM)})
+	}
 	if spec.CPU > 0 {
 		over.Cpu = aws.String(strconv.Itoa(spec.CPU))
 	}
 	if spec.MemoryMiB > 0 {
 		over.Memory = aws.String(strconv.Itoa(spec.MemoryMiB))
+	}
+	groups, public := p.cfg.SecurityGroups, types.AssignPublicIpDisabled
+	if spec.Network == contracts.NetworkInternet {
+		groups = p.cfg.InternetSecurityGroups
+	}
+	if p.cfg.Network == NetworkPublic {
+		public = types.AssignPublicIpEnabled
 	}
 	return &ecs.RunTaskInput{
 		Cluster:        aws.String(p.cfg.Cluster),
@@ -70,8 +118,8 @@ func (p *Provider) runTaskInput(sessionID string, spec contracts.SandboxSpec, to
 		Count:          aws.Int32(1),
 		NetworkConfiguration: &types.NetworkConfiguration{AwsvpcConfiguration: &types.AwsVpcConfiguration{
 			Subnets:        p.cfg.Subnets,
-			SecurityGroups: p.cfg.SecurityGroups,
-			AssignPublicIp: types.AssignPublicIpDisabled,
+			SecurityGroups: groups,
+			AssignPublicIp: public,
 		}},
 		Overrides: over,
 		StartedBy: aws.String(startedBy),
@@ -79,9 +127,11 @@ func (p *Provider) runTaskInput(sessionID string, spec contracts.SandboxSpec, to
 	}
 }
 
-// await waits, within WaitRunning, for the task to be RUNNING and its
-// sandboxd to answer with the token; it returns the client and endpoint.
-func (p *Provider) await(ctx context.Context, arn, token string) (Sandbox, string, error) {
+// await waits, within WaitRunning, for the task to be RUNNING (and, on
+// the public network, its ENI to have a public IP) and its sandboxd to
+// answer with the token over TLS pinned to pin (plain HTTP when pin is
+// ""); it returns the client and endpoint.
+func (p *Provider) await(ctx context.Context, arn, token, pin string) (Sandbox, string, error) {
 	wctx, cancel := context.WithTimeout(ctx, p.cfg.WaitRunning)
 	defer cancel()
 	timedOut := func(what, status string, last error) error {
@@ -117,12 +167,32 @@ func (p *Provider) await(ctx context.Context, arn, token string) (Sandbox, strin
 			return nil, "", timedOut("not RUNNING", "last status "+status, lastErr)
 		}
 	}
-	ip := privateIP(task)
+	ip := eniDetail(task, "privateIPv4Address")
 	if ip == "" {
 		return nil, "", fmt.Errorf("sandbox task %s is RUNNING without a private IPv4 address on its ENI: %w", arn, contracts.ErrUnavailable)
 	}
+	if p.cfg.Network == NetworkPublic {
+		eni := eniDetail(task, "networkInterfaceId")
+		if eni == "" {
+			return nil, "", fmt.Errorf("sandbox task %s is RUNNING without a network interface id on its ENI attachment: %w", arn, contracts.ErrUnavailable)
+		}
+		ip = ""
+		for ip == "" {
+			pub, err := p.cfg.EC2.PublicIPv4(wctx, eni)
+			switch {
+			case err != nil && wctx.Err() == nil:
+				lastErr = err
+			case err == nil && pub != "":
+				ip = pub
+				continue
+			}
+			if !p.pause(wctx) {
+				return nil, "", timedOut("no public IPv4 address on its network interface "+eni, "", lastErr)
+			}
+		}
+	}
 	endpoint := p.cfg.Endpoint(ip, p.cfg.Port)
-	sb, err := p.cfg.Dial(endpoint, token)
+	sb, err := p.cfg.Dial(endpoint, token, pin)
 	if err != nil {
 		return nil, "", fmt.Errorf("sandbox task %s at %s: %w", arn, endpoint, err)
 	}
@@ -220,14 +290,15 @@ func stoppedReason(t *types.Task) string {
 	return "no reason given"
 }
 
-// privateIP reads privateIPv4Address from the task's ENI attachment.
-func privateIP(t *types.Task) string {
+// eniDetail reads a detail (privateIPv4Address, networkInterfaceId) of the
+// task's ENI attachment.
+func eniDetail(t *types.Task, name string) string {
 	for _, a := range t.Attachments {
 		if aws.ToString(a.Type) != "ElasticNetworkInterface" {
 			continue
 		}
 		for _, d := range a.Details {
-			if aws.ToString(d.Name) == "privateIPv4Address" {
+			if aws.ToString(d.Name) == name {
 				return aws.ToString(d.Value)
 			}
 		}

@@ -30,6 +30,7 @@ type tasks struct {
 
 type task struct {
 	arn, ip, hash string
+	cert, key     string // SANDBOXD_TLS_CERT/KEY of its RunTask ("": plain HTTP)
 	endpoint      string
 	port          int // the port the provider asked for
 	shut          func()
@@ -39,10 +40,10 @@ func newTasks(t *testing.T) *tasks {
 	return &tasks{t: t, byIP: map[string]*task{}, byARN: map[string]*task{}}
 }
 
-func (w *tasks) placed(arn, ip, hash string) {
+func (w *tasks) placed(arn, ip, hash, cert, key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	tk := &task{arn: arn, ip: ip, hash: hash}
+	tk := &task{arn: arn, ip: ip, hash: hash, cert: cert, key: key}
 	w.byIP[ip], w.byARN[arn] = tk, tk
 }
 
@@ -57,14 +58,19 @@ func (w *tasks) endpoint(ip string, port int) string {
 	}
 	if tk.endpoint == "" {
 		tk.port = port
-		tk.endpoint, tk.shut = w.serve(tk.hash)
+		tk.endpoint, tk.shut = w.serve(tk.hash, tk.cert, tk.key)
 	}
 	return tk.endpoint
 }
 
-func (w *tasks) serve(hash string) (string, func()) {
+func (w *tasks) serve(hash, cert, key string) (string, func()) {
+	scheme := "http://"
+	if cert != "" {
+		scheme = "https://" // sandboxd given a certificate serves only TLS
+	}
 	srv, err := server.New(server.Config{
 		Workspace: w.t.TempDir(), StateDir: w.t.TempDir(), TokenSHA256: hash,
+		TLSCertPEM: []byte(cert), TLSKeyPEM: []byte(key),
 		Sandbox: local.Options{Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}},
 	})
 	if err != nil {
@@ -84,7 +90,7 @@ func (w *tasks) serve(hash string) (string, func()) {
 	}()
 	shut := sync.OnceFunc(func() { cancel(); <-done })
 	w.t.Cleanup(shut)
-	return "http://" + ln.Addr().String(), shut
+	return scheme + ln.Addr().String(), shut
 }
 
 // stopped shuts the task's sandboxd, as the container dies with its task.
@@ -116,6 +122,10 @@ type countingECS struct {
 	// pending, when set, reports every task as PROVISIONING: moto starts
 	// tasks RUNNING at once, so the way there cannot be produced otherwise.
 	pending bool
+	// assignPublic plays Fargate's part of AssignPublicIp ENABLED, which
+	// moto's ECS ignores: it gives the task's ENI a public IPv4 address in
+	// moto's EC2 and returns it.
+	assignPublic func(eniID string) string
 }
 
 func (c *countingECS) RunTask(ctx context.Context, in *ecs.RunTaskInput, opts ...func(*ecs.Options)) (*ecs.RunTaskOutput, error) {
@@ -127,7 +137,12 @@ func (c *countingECS) RunTask(ctx context.Context, in *ecs.RunTaskInput, opts ..
 		return out, err
 	}
 	for _, tk := range out.Tasks {
-		c.world.placed(aws.ToString(tk.TaskArn), eniIP(tk), envValue(in, placement.EnvTokenSHA256))
+		ip := eniDetail(tk, "privateIPv4Address")
+		if in.NetworkConfiguration.AwsvpcConfiguration.AssignPublicIp == types.AssignPublicIpEnabled {
+			ip = c.assignPublic(eniDetail(tk, "networkInterfaceId")) // the task is reached only there
+		}
+		c.world.placed(aws.ToString(tk.TaskArn), ip, envValue(in, placement.EnvTokenSHA256),
+			envValue(in, placement.EnvTLSCert), envValue(in, placement.EnvTLSKey))
 	}
 	return out, nil
 }
@@ -183,10 +198,10 @@ func (c *countingECS) stopped(arn string) bool {
 	return false
 }
 
-func eniIP(t types.Task) string {
+func eniDetail(t types.Task, name string) string {
 	for _, a := range t.Attachments {
 		for _, d := range a.Details {
-			if aws.ToString(d.Name) == "privateIPv4Address" {
+			if aws.ToString(d.Name) == name {
 				return aws.ToString(d.Value)
 			}
 		}

@@ -13,13 +13,16 @@
 // environment whose HOME is the workspace), the call
 // ledger that makes mutating calls with a CallID effect-once (CallOutcome;
 // CancelCall stops a running call by its id and records it cancelled), and
-// the Provider that gives each session a directory under a base directory.
+// the Provider that gives each session a directory under a base directory
+// (run as root, its commands run as an unprivileged user that owns the
+// workspace and cannot reach the ledger: RunAs, Owned, runas.go).
 // sandboxd (shared/sandbox/server) wraps a Sandbox to serve the same API
 // over HTTP.
 //
 // It may import shared/contracts, shared/sandbox/placement (for
 // CheckSessionID), shared/sandbox/proto (the error codes its call ledger
-// records), the standard library and doublestar. Only the caller reads the
+// records), shared/sandbox/snapshot (the workspace export and import of
+// archive.go), the standard library and doublestar. Only the caller reads the
 // process environment: it passes the base environment of commands as
 // Options.Env (cmd/cairn passes an allowlist of its own), and Scrub removes
 // the runtime's secrets from it all the same.

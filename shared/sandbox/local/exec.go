@@ -77,6 +77,9 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 		return contracts.ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 
+	if c := l.opts.Credential; c != nil { // resolved as the commands' user would
+		argv = append([]string{lookPathAs(argv[0], l.env, c)}, argv[1:]...)
+	}
 	in, err := stdinFile(stdin)
 	if err != nil {
 		return contracts.ExecResult{}, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/snapshot"
 )
 
 // Defaults applied by New to zero Options fields.
@@ -40,10 +41,11 @@ type Options struct {
 	// Python runs RunScript "python" sources (default "python3").
 	Python string
 	// StateDir, when set, holds the call ledger (outside the workspace,
-	// out of a command's way — but commands run as the same user, so the
-	// ledger guards against crashes, not against a hostile command):
-	// mutating requests with a CallID become effect-once
-	// (contracts.CallLedger).
+	// out of a command's way — but a command running as this process's
+	// user can reach it, so the ledger then guards against crashes, not
+	// against a hostile command; with Credential, a StateDir of mode 0700
+	// is out of its reach): mutating requests with a CallID become
+	// effect-once (contracts.CallLedger).
 	StateDir string
 	// MaxCalls bounds the ledger (default DefaultMaxCalls).
 	MaxCalls int
@@ -51,9 +53,11 @@ type Options struct {
 	// limits.go says how each is enforced).
 	Limits contracts.SandboxLimits
 	// Credential, when set, is the uid/gid (and groups) every command runs
-	// as (SysProcAttr.Credential): sandboxd running as root sets it to an
-	// unprivileged user that owns the workspace but not StateDir
-	// (shared/sandbox/server, SANDBOXD_RUN_AS). nil: the sandbox's own user.
+	// as (SysProcAttr.Credential): sandboxd (shared/sandbox/server,
+	// SANDBOXD_RUN_AS) and the Provider running as root set it to an
+	// unprivileged user that owns the workspace but not StateDir (RunAs,
+	// Own: runas.go). New itself neither sets it nor gives the workspace
+	// away. nil: the sandbox's own user.
 	Credential *syscall.Credential
 }
 
@@ -98,6 +102,8 @@ type Sandbox struct {
 	running *inflights // calls CancelCall can stop
 
 	contain Containment // HostContainment(); tests may force a weaker one
+
+	snaps snapshot.Cache // chunk hashes of files exported before (archive.go)
 }
 
 var (

@@ -3,7 +3,9 @@ package local
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
@@ -16,16 +18,45 @@ const stateDir = ".state"
 // Provider places every session's sandbox in a directory of its own under a
 // base directory (its call ledger under .state/<session>): the "local"
 // sandbox kind.
+//
+// Run as root, its commands run as another user (opts.Credential; by
+// default DefaultRunAs, nobody): the sandboxes it returns are Owned, each
+// session's workspace is given to that user at its first Acquire (by this
+// provider) and made reachable by it (the directories above get o+x,
+// never o+r), and .state stays this process's, mode 0700: a command cannot
+// list, read or write a ledger record.
 type Provider struct {
 	baseDir string
 	opts    Options
+
+	mu    sync.Mutex
+	given map[string]bool // sessions whose workspace this provider gave to opts.Credential
 }
 
 var _ contracts.SandboxProvider = (*Provider)(nil)
 
 // NewProvider returns a provider keeping workspaces under baseDir/<sessionID>.
+// Without opts.Credential, its commands run as DefaultRunAs when this
+// process runs as root, as this process's user otherwise (NewProviderAs
+// chooses).
 func NewProvider(baseDir string, opts Options) *Provider {
-	return &Provider{baseDir: baseDir, opts: opts}
+	if opts.Credential == nil {
+		opts.Credential, _ = RunAs("", os.Geteuid()) // the default never fails
+	}
+	return &Provider{baseDir: baseDir, opts: opts, given: map[string]bool{}}
+}
+
+// NewProviderAs is NewProvider with the user of commands given as a run-as
+// setting (RunAs: "uid:gid", "self", or "" for the default), which replaces
+// opts.Credential; a malformed setting, or another user without root, is
+// ErrInvalid.
+func NewProviderAs(baseDir string, opts Options, runAs string) (*Provider, error) {
+	cred, err := RunAs(runAs, os.Geteuid())
+	if err != nil {
+		return nil, err
+	}
+	opts.Credential = cred
+	return &Provider{baseDir: baseDir, opts: opts, given: map[string]bool{}}, nil
 }
 
 // Acquire returns the session's sandbox, creating its directory if needed.
@@ -45,11 +76,59 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 	opts := p.opts
 	opts.StateDir = filepath.Join(p.baseDir, stateDir, sessionID)
 	opts.Limits = spec.Limits
-	l, err := New(filepath.Join(p.baseDir, sessionID), opts)
+	ws := filepath.Join(p.baseDir, sessionID)
+	if opts.Credential != nil {
+		// Created here, not by New, so that it is not listable by others
+		// (an existing directory keeps its mode).
+		if err := os.MkdirAll(p.baseDir, 0o711); err != nil {
+			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+		}
+	}
+	l, err := New(ws, opts)
 	if err != nil {
 		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
 	}
-	return l, nil
+	if opts.Credential == nil {
+		return l, nil
+	}
+	o := Own(l)
+	if err := p.give(sessionID, o); err != nil {
+		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+	}
+	return o, nil
+}
+
+// give prepares a session's workspace for commands run as another user,
+// once per session and provider: the ledger directory stays this
+// process's alone (0700), the directories above the workspace become
+// searchable (o+x) by others, the workspace tree (files written before,
+// as this process's user, included) becomes the commands' user's, and
+// that user must then reach it. Afterwards the commands' own files are
+// theirs already and Owned gives them what the tools create.
+func (p *Provider) give(sessionID string, o Owned) error {
+	p.mu.Lock()
+	done := p.given[sessionID]
+	p.mu.Unlock()
+	if done {
+		return nil
+	}
+	c := p.opts.Credential
+	if err := os.Chmod(filepath.Join(p.baseDir, stateDir), 0o700); err != nil {
+		return fmt.Errorf("keeping the call ledger from commands: %w", err)
+	}
+	if err := Searchable(o.Root()); err != nil {
+		return err
+	}
+	if err := o.ChownTree(); err != nil {
+		return fmt.Errorf("the workspace must belong to the commands' user: %w", err)
+	}
+	if err := Reachable(o.Root(), c.Uid, c.Gid); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.given[sessionID] = true
+	p.mu.Unlock()
+	return nil
 }
 
 // Check refuses the options a directory in this process cannot honour: a
@@ -76,7 +155,9 @@ func checkHostSpec(kind string, spec contracts.SandboxSpec, ephemeral bool) erro
 
 // CheckHostSpec is checkHostSpec for the process kind (shared/sandbox/proc),
 // which honours an ephemeral workspace.
-func CheckHostSpec(kind string, spec contracts.SandboxSpec) error { return checkHostSpec(kind, spec, true) }
+func CheckHostSpec(kind string, spec contracts.SandboxSpec) error {
+	return checkHostSpec(kind, spec, true)
+}
 
 // Release is a no-op: the workspace files are kept for the next Acquire.
 func (p *Provider) Release(ctx context.Context, sessionID string) error {

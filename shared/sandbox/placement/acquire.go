@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/snapshot"
 )
 
 // acquireRounds bounds how often Acquire starts over after losing the
@@ -44,6 +45,19 @@ type Acquirer struct {
 	// Start starts a new sandbox for the session, spec and its
 	// fingerprint fp.
 	Start func(ctx context.Context, sessionID string, spec contracts.SandboxSpec, fp string) (Started, error)
+	// Snapshots, when set, makes the workspace of a spec Durable accepts
+	// outlive its sandbox (durable.go): a new sandbox is restored from the
+	// latest snapshot before it is recorded, and the sandbox Acquire
+	// returns is a contracts.DurableWorkspace.
+	Snapshots *snapshot.Store
+	// Durable reports whether a spec's workspace dies with its sandbox
+	// (and so is snapshotted). Nil: every spec's does.
+	Durable func(spec contracts.SandboxSpec) bool
+}
+
+// isDurable reports whether spec's workspace is kept through snapshots.
+func (a *Acquirer) isDurable(spec contracts.SandboxSpec) bool {
+	return a.Snapshots != nil && (a.Durable == nil || a.Durable(spec))
 }
 
 // Started is a sandbox an Acquirer's Start has just started: its client,
@@ -86,6 +100,9 @@ func (a *Acquirer) Acquire(ctx context.Context, sessionID string, spec contracts
 				return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
 			}
 			if sb != nil {
+				if a.isDurable(spec) {
+					return a.durable(sessionID, old, sb), nil
+				}
 				return sb, nil
 			}
 		}
@@ -94,6 +111,14 @@ func (a *Acquirer) Acquire(ctx context.Context, sessionID string, spec contracts
 			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
 		}
 		rec := st.Record
+		if a.isDurable(spec) {
+			ws, err := a.restore(ctx, sessionID, old, st.Sandbox)
+			if err != nil {
+				st.Stop(ctx)
+				return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
+			}
+			rec.Workspace = ws
+		}
 		if _, err := Replace(ctx, a.Sessions, sessionID, old, rec); err != nil {
 			st.Stop(ctx)
 			if errors.Is(err, contracts.ErrConflict) {
@@ -103,6 +128,9 @@ func (a *Acquirer) Acquire(ctx context.Context, sessionID string, spec contracts
 			return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
 		}
 		a.Log.InfoContext(ctx, a.RecordedMsg, "session_id", sessionID, a.IDKey, rec.ID, "endpoint", rec.Endpoint, "replaces", Describe(old))
+		if a.isDurable(spec) {
+			return a.durable(sessionID, rec, st.Sandbox), nil
+		}
 		return st.Sandbox, nil
 	}
 	return nil, fmt.Errorf("acquiring sandbox for session %s: the session's sandbox kept changing under concurrent placements: %w", sessionID, contracts.ErrConflict)

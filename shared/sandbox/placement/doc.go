@@ -16,7 +16,13 @@
 // only the token's SHA-256 (HashHex). Neither the token nor the key is ever
 // logged or recorded.
 //
-// It may import shared/contracts, shared/ids and the standard library.
+// A durable workspace (Acquirer.Snapshots, durable.go) is restored into a
+// new sandbox from the session's latest snapshot before the sandbox is
+// recorded, and the sandbox Acquire returns then snapshots it and carries
+// the notice for the model (contracts.DurableWorkspace).
+//
+// It may import shared/contracts, shared/ids, shared/sandbox/snapshot and
+// the standard library.
 //
 // # Usage
 //

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 )
 
@@ -66,5 +67,23 @@ func TestRouter(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "process") {
 		t.Errorf("release error %v should name the failing kind", err)
+	}
+}
+
+// Check asks the kind's own provider about the options it serves: a local
+// directory has no network of its own and keeps its workspace.
+func TestRouterCheckAsksTheKindsProvider(t *testing.T) {
+	r := &placement.Router{Default: "local", Kinds: map[string]contracts.SandboxProvider{
+		"local": local.NewProvider(t.TempDir(), local.Options{})}}
+	if err := r.Check(contracts.SandboxSpec{Network: "none"}); err != nil {
+		t.Fatal(err)
+	}
+	for opt, spec := range map[string]contracts.SandboxSpec{
+		"sandbox.network":   {Network: "internet"},
+		"sandbox.workspace": {Kind: "local", Workspace: "ephemeral"},
+	} {
+		if err := r.Check(spec); !errors.Is(err, contracts.ErrInvalid) || !strings.Contains(err.Error(), opt) {
+			t.Errorf("%+v: %v, want ErrInvalid naming %s", spec, err, opt)
+		}
 	}
 }

@@ -29,7 +29,8 @@
 // time and boot still match: a reused pid is never touched.
 //
 // It may import shared/contracts, shared/sandbox/local (for Scrub),
-// shared/sandbox/placement, shared/sandbox/remote, shared/sandbox/server
+// shared/sandbox/placement, shared/sandbox/remote, shared/sandbox/snapshot
+// (Config.Snapshots), shared/sandbox/server
 // (for its shutdown grace), the standard library and golang.org/x/sys.
 //
 // # Usage

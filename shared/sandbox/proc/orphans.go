@@ -114,6 +114,7 @@ func (p *Provider) StopAll() error {
 // that did not start it): a boot calls it, as the only user of BaseDir.
 // Recorded ones are kept: the next Acquire reconnects to them.
 func (p *Provider) Reap(ctx context.Context) error {
+	defer p.reapScratch(ctx)
 	return p.stopFiles(func(r recorded) bool {
 		s, err := p.cfg.Sessions.GetSession(ctx, r.session)
 		if err != nil {
@@ -125,6 +126,26 @@ func (p *Provider) Reap(ctx context.Context) error {
 		pid, _ := parsePID(s.Sandbox.ID)
 		return pid != r.id.pid
 	})
+}
+
+// reapScratch removes the ephemeral workspaces of sandboxds a killed
+// process left behind: every one but the recorded sandbox's (its token ref
+// names it), which may still be running.
+func (p *Provider) reapScratch(ctx context.Context) {
+	dirs, _ := filepath.Glob(filepath.Join(p.cfg.BaseDir, "*", scratchPrefix+"*"))
+	for _, d := range dirs {
+		session := filepath.Base(filepath.Dir(d))
+		s, err := p.cfg.Sessions.GetSession(ctx, session)
+		if err != nil && !errors.Is(err, contracts.ErrNotFound) {
+			continue // unsure: keep it
+		}
+		if err == nil && s.Sandbox != nil && s.Sandbox.Kind == Kind && scratchPrefix+s.Sandbox.TokenRef == filepath.Base(d) {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			p.log.Warn("removing an ephemeral workspace left behind", "path", d, "error", err)
+		}
+	}
 }
 
 // stopFiles stops (identity permitting) and forgets every recorded sandboxd

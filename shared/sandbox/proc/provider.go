@@ -16,6 +16,7 @@ import (
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 	"github.com/cairnrun/cairn/shared/sandbox/remote"
 	"github.com/cairnrun/cairn/shared/sandbox/server"
+	"github.com/cairnrun/cairn/shared/sandbox/snapshot"
 )
 
 // Kind is the sandbox kind this package serves.
@@ -67,6 +68,11 @@ type Config struct {
 	Remote remote.Options
 	// Log receives lifecycle messages (never a token); nil discards.
 	Log *slog.Logger
+	// Snapshots keeps the workspaces of specs with workspace "ephemeral"
+	// (each sandboxd then gets a fresh directory, removed when it exits,
+	// and the workspace is snapshotted and restored as on fargate). Nil:
+	// "ephemeral" workspaces are lost with their sandboxd.
+	Snapshots *snapshot.Store
 }
 
 // Provider is the "process" SandboxProvider. It is safe for concurrent use;
@@ -119,6 +125,8 @@ func New(cfg Config) (*Provider, error) {
 		Kind: Kind, Sessions: cfg.Sessions, Locks: &p.locks, Log: log,
 		IDKey: "sandbox_id", RecordedMsg: "sandbox started",
 		CheckSessionID: placement.CheckSessionID, Reuse: p.reuse, Start: p.newSandbox,
+		Snapshots: cfg.Snapshots,
+		Durable:   func(spec contracts.SandboxSpec) bool { return spec.Workspace == contracts.WorkspaceEphemeral },
 	}
 	return p, nil
 }

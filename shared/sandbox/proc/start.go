@@ -24,6 +24,10 @@ import (
 // listenPrefix starts the one line sandboxd prints once it listens.
 const listenPrefix = "sandboxd listening on "
 
+// scratchPrefix + the sandbox's token ref names an ephemeral workspace
+// (spec.sandbox.workspace "ephemeral") in the session's directory.
+const scratchPrefix = "workspace-"
+
 // child is a sandboxd this provider started. done is closed once the
 // process has exited and been reaped.
 type child struct {
@@ -32,7 +36,8 @@ type child struct {
 	dir     string // the session's directory (its pid file)
 	proc    *os.Process
 	done    chan struct{}
-	err     error // cmd.Wait's result, set before done closes
+	err     error  // cmd.Wait's result, set before done closes
+	scratch string // an ephemeral workspace, removed once the child exits
 }
 
 // start runs a new sandboxd for the session, its commands under the spec's
@@ -40,7 +45,13 @@ type child struct {
 // probe, and the record to store. The caller records it or stops the child.
 func (p *Provider) start(ctx context.Context, sessionID string, spec contracts.SandboxSpec, fp string) (*child, *remote.Client, *contracts.SandboxRecord, error) {
 	dir := filepath.Join(p.cfg.BaseDir, sessionID)
+	ref := placement.NewRef()
 	ws, state := filepath.Join(dir, "workspace"), filepath.Join(dir, "state")
+	scratch := ""
+	if spec.Workspace == contracts.WorkspaceEphemeral { // a disk that dies with its sandboxd, as a task's does
+		ws = filepath.Join(dir, scratchPrefix+ref)
+		scratch = ws
+	}
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return nil, nil, nil, fmt.Errorf("creating workspace: %w", err)
 	}
@@ -59,7 +70,6 @@ func (p *Provider) start(ctx context.Context, sessionID string, spec contracts.S
 	}
 	defer logf.Close() // the child holds its own descriptor
 
-	ref := placement.NewRef()
 	token := p.cfg.Tokens.Mint(sessionID, ref)
 	idle := p.cfg.IdleTimeout
 	if idle < 0 {
@@ -90,9 +100,12 @@ func (p *Provider) start(ctx context.Context, sessionID string, spec contracts.S
 	}
 	if err := cmd.Start(); err != nil {
 		p.mu.Unlock()
+		if scratch != "" {
+			os.RemoveAll(scratch)
+		}
 		return nil, nil, nil, fmt.Errorf("starting sandboxd %s: %w", p.cfg.Binary, err)
 	}
-	ch := &child{pid: cmd.Process.Pid, session: sessionID, dir: dir, proc: cmd.Process, done: make(chan struct{})}
+	ch := &child{pid: cmd.Process.Pid, session: sessionID, dir: dir, proc: cmd.Process, done: make(chan struct{}), scratch: scratch}
 	p.children[ch.pid] = ch
 	p.mu.Unlock()
 	// Not yet reaped, so the pid is still this child's: the pid file names
@@ -142,6 +155,9 @@ func (p *Provider) reap(ch *child, cmd *exec.Cmd, stdout io.Reader, lines chan<-
 	io.Copy(io.Discard, r)
 	ch.err = cmd.Wait()
 	os.Remove(pidPath(ch.dir, ch.pid))
+	if ch.scratch != "" {
+		os.RemoveAll(ch.scratch)
+	}
 	p.mu.Lock()
 	if p.children[ch.pid] == ch {
 		delete(p.children, ch.pid)

@@ -153,3 +153,30 @@ type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
+
+// Workspace routes (shared/sandbox/snapshot): the runtime snapshots a
+// workspace and restores it into a new sandbox.
+const (
+	// PathWorkspaceExport answers POST ExportRequest with the export
+	// stream (Content-Type ContentTypeTar): the chunks not in Have, then
+	// the manifest. A workspace over the snapshot limits is 413 too_large.
+	PathWorkspaceExport = "/v1/workspace/export"
+	// PathWorkspaceImport takes a POST workspace stream (ContentTypeTar)
+	// and answers ImportResult.
+	PathWorkspaceImport = "/v1/workspace/import"
+	// ContentTypeTar is the media type of both streams.
+	ContentTypeTar = "application/x-tar"
+)
+
+// ExportRequest lists the chunk hashes the caller holds already, and the
+// id of its latest snapshot (the answer is then only "unchanged" when the
+// workspace still is that snapshot).
+type ExportRequest struct {
+	Have  []string `json:"have"`
+	Since string   `json:"since,omitempty"`
+}
+
+// ImportResult counts the entries written.
+type ImportResult struct {
+	Entries int `json:"entries"`
+}

@@ -54,6 +54,16 @@ type Options struct {
 	Retries int
 	// ConnectTimeout bounds establishing a connection (default 3s).
 	ConnectTimeout time.Duration
+	// CertSHA256, when set, is the hex SHA-256 of the sandbox's TLS
+	// certificate (DER; contracts.SandboxRecord.CertSHA256): the endpoint
+	// must be https, and a connection is used only if the server presents
+	// exactly that certificate — no CA, no host name, no dates; the TLS
+	// handshake proves the server holds its key. Any other certificate is
+	// ErrUnavailable, never retried, and nothing is sent (the client never
+	// falls back to plain HTTP). The client then has a transport of its
+	// own (HTTPClient's cloned, if given, with the pin set), so no
+	// connection made under another pin is ever reused.
+	CertSHA256 string
 }
 
 // Client is the SandboxAPI of a sandboxd server. It is safe for concurrent
@@ -93,6 +103,14 @@ func New(endpoint, token string, opts Options) (*Client, error) {
 		opts.ConnectTimeout = DefaultConnectTimeout
 	}
 	hc := opts.HTTPClient
+	if opts.CertSHA256 != "" {
+		if u.Scheme != "https" {
+			return nil, fmt.Errorf("remote sandbox: endpoint %q: a pinned certificate needs an https endpoint: %w", redactURL(endpoint), contracts.ErrInvalid)
+		}
+		if hc, err = pinnedHTTPClient(hc, opts.ConnectTimeout, opts.CertSHA256); err != nil {
+			return nil, err
+		}
+	}
 	if hc == nil {
 		hc = NewHTTPClient(opts.ConnectTimeout)
 	}
@@ -245,6 +263,9 @@ func (c *Client) send(ctx context.Context, rq request) (body []byte, retryable b
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, false, c.ctxError(rq.name, ctx.Err())
+		}
+		if pinMismatch(err) { // another server at this address: nothing was sent, asking again changes nothing
+			return nil, false, fmt.Errorf("remote sandbox %s: %w: %w", rq.name, contracts.ErrUnavailable, err)
 		}
 		return nil, rq.retry == retryAll || dialFailed(err),
 			fmt.Errorf("remote sandbox %s: %w: %v", rq.name, contracts.ErrUnavailable, err)

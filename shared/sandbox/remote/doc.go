@@ -31,8 +31,15 @@
 // Timeout) sends no cancel: the call runs on and its recorded outcome
 // awaits a repeat of the id (the reasons: cancel.go).
 //
-// It may import shared/contracts, shared/sandbox/proto and the standard
-// library.
+// Pinned TLS (Options.CertSHA256, the sandbox record's CertSHA256): the
+// client accepts only the server certificate with that SHA-256 — no CA, no
+// host name — checked in the handshake before anything is sent; another
+// certificate is ErrUnavailable (and ErrCertMismatch), never retried, and
+// the client never falls back to plain HTTP.
+//
+// It may import shared/contracts, shared/sandbox/proto,
+// shared/sandbox/snapshot (the workspace streams it carries: workspace.go)
+// and the standard library.
 //
 // # Usage
 //

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -40,6 +41,12 @@ type Config struct {
 	// server never sees the token itself, so the ECS API, which shows a
 	// task's environment, never reveals a usable one.
 	TokenSHA256 string
+	// TLSCertPEM and TLSKeyPEM, when given (both or neither), are the
+	// sandbox's own certificate and key (placement.NewCert): Serve then
+	// speaks only TLS — a plain HTTP request gets the standard library's
+	// 400 and reaches no handler — and the client pins the certificate's
+	// fingerprint (remote.Options.CertSHA256).
+	TLSCertPEM, TLSKeyPEM []byte
 	// MaxBody bounds a request body in bytes (default DefaultMaxBody).
 	MaxBody int64
 	// IdleTimeout: when > 0, Serve returns after no authenticated request
@@ -55,7 +62,7 @@ type Config struct {
 	// Credential (commands run as another user, EnvRunAs), New gives the
 	// workspace tree to that user and keeps StateDir 0700, and every file
 	// or directory a WriteFile, EditFile or MakeDir creates is given to it
-	// too (runas.go).
+	// too (local.Own).
 	Sandbox local.Options
 	// Log receives operational messages (never a token or a header); nil
 	// discards them.
@@ -69,6 +76,7 @@ type Server struct {
 	sb     *local.Sandbox       // the same sandbox: CancelCall
 	ledger contracts.CallLedger // nil when the sandbox keeps no ledger
 	token  [sha256.Size]byte    // sha256 of the bearer token
+	cert   *tls.Certificate     // nil: plain HTTP
 	log    *slog.Logger
 
 	// stop is cancelled when Serve gives up waiting for in-flight calls;
@@ -91,6 +99,17 @@ func New(cfg Config) (*Server, error) {
 	sum, err := hex.DecodeString(cfg.TokenSHA256)
 	if err != nil || len(sum) != sha256.Size {
 		return nil, fmt.Errorf("configuring sandboxd: the token hash must be %d hex digits (sha256 of the bearer token): %w", 2*sha256.Size, contracts.ErrInvalid)
+	}
+	var cert *tls.Certificate
+	switch {
+	case len(cfg.TLSCertPEM) > 0 && len(cfg.TLSKeyPEM) > 0:
+		c, err := tls.X509KeyPair(cfg.TLSCertPEM, cfg.TLSKeyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("configuring sandboxd: TLS certificate and key: %v: %w", err, contracts.ErrInvalid)
+		}
+		cert = &c
+	case len(cfg.TLSCertPEM) > 0 || len(cfg.TLSKeyPEM) > 0:
+		return nil, fmt.Errorf("configuring sandboxd: a TLS certificate needs its key and a key its certificate: %w", contracts.ErrInvalid)
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
@@ -117,29 +136,23 @@ func New(cfg Config) (*Server, error) {
 		}
 		opts.StateDir = cfg.StateDir
 	}
-	local, err := local.New(cfg.Workspace, opts)
+	sb, err := local.New(cfg.Workspace, opts)
 	if err != nil {
 		return nil, fmt.Errorf("configuring sandboxd: %w", err)
 	}
-	s := &Server{cfg: cfg, api: local, sb: local, log: cfg.Log}
+	s := &Server{cfg: cfg, api: sb, sb: sb, cert: cert, log: cfg.Log}
 	if c := opts.Credential; c != nil {
-		root, err := os.OpenRoot(cfg.Workspace)
-		if err != nil {
+		o := local.Own(sb)
+		if err := local.Reachable(filepath.Dir(cfg.Workspace), c.Uid, c.Gid); err != nil {
 			return nil, fmt.Errorf("configuring sandboxd: %w", err)
 		}
-		o := owned{SandboxAPI: local, root: root, uid: int(c.Uid), gid: int(c.Gid)}
-		if err := reachable(filepath.Dir(cfg.Workspace), c.Uid, c.Gid); err != nil {
-			root.Close()
-			return nil, fmt.Errorf("configuring sandboxd: %w", err)
-		}
-		if err := o.chownTree(); err != nil {
-			root.Close()
+		if err := o.ChownTree(); err != nil {
 			return nil, fmt.Errorf("configuring sandboxd: the workspace must belong to the commands' user: %w", err)
 		}
 		s.api = o
 	}
 	copy(s.token[:], sum)
-	if l, ok := contracts.SandboxAPI(local).(contracts.CallLedger); ok {
+	if l, ok := contracts.SandboxAPI(sb).(contracts.CallLedger); ok {
 		s.ledger = l
 	}
 	s.stop, s.stopCall = context.WithCancel(context.Background())

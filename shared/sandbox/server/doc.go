@@ -18,11 +18,14 @@
 // (shared/dumpable); run as root it runs commands as SANDBOXD_RUN_AS
 // (default nobody, runas.go), which owns the workspace but not the state
 // directory; every command runs under the limits of SANDBOXD_LIMITS,
-// checked at start (limits.go). Path confinement, timeouts, output caps,
+// checked at start (limits.go); the workspace's export and import streams
+// of its snapshots (POST /v1/workspace/export and /v1/workspace/import,
+// workspace.go; the format is shared/sandbox/snapshot's). Path confinement, timeouts, output caps,
 // environment scrubbing and the call ledger belong to shared/sandbox/local.
 //
 // It may import shared/contracts, shared/dumpable, shared/sandbox/local,
-// shared/sandbox/proto and the standard library.
+// shared/sandbox/proto, shared/sandbox/snapshot (the import limit of
+// workspace.go) and the standard library.
 //
 // # Usage
 //

@@ -25,14 +25,26 @@ const EnvTokenSHA256 = "SANDBOXD_TOKEN_SHA256"
 // provider sets it per task).
 const EnvIdleTimeout = "SANDBOXD_IDLE_TIMEOUT"
 
+// EnvTLSCert and EnvTLSKey, when both set, hold the sandbox's own TLS
+// certificate and key (PEM; placement.NewCert, the Fargate provider sets
+// them per task): sandboxd then serves only TLS. One without the other is
+// refused (exit 2). Like every SANDBOXD_* variable they never reach a
+// command: commands get only local.Allow's variables, and New drops
+// SANDBOXD_* from whatever it is given.
+const (
+	EnvTLSCert = "SANDBOXD_TLS_CERT"
+	EnvTLSKey  = "SANDBOXD_TLS_KEY"
+)
+
 // DefaultAddr is where Main listens without --addr: loopback only.
 const DefaultAddr = "127.0.0.1:7070"
 
 // Main is the whole sandboxd command; functions/sandboxd calls it with the
 // process's arguments (without the program name), environment and streams,
 // and a ctx that ends on SIGTERM/SIGINT. It binds exactly --addr, prints
-// one line "sandboxd listening on http://HOST:PORT" to stdout once
-// listening (with port 0 it names the port chosen), and serves until ctx
+// one line "sandboxd listening on http://HOST:PORT" (https:// with
+// SANDBOXD_TLS_CERT and SANDBOXD_TLS_KEY) to stdout once listening (with
+// port 0 it names the port chosen), and serves until ctx
 // ends or --idle-timeout passes without a request. Commands get only the
 // allowlisted part of environ (local.Allow: PATH, locale, TERM, TZ, TMPDIR,
 // USER, LOGNAME, SHELL), never DATABASE_URL, a webhook URL or any other
@@ -44,8 +56,9 @@ const DefaultAddr = "127.0.0.1:7070"
 // Every command runs under the limits of SANDBOXD_LIMITS (limits.go).
 //
 // It returns the exit status: 0 after a clean stop, 2 for bad flags, a
-// missing or malformed SANDBOXD_TOKEN_SHA256 or a bad SANDBOXD_RUN_AS or
-// SANDBOXD_LIMITS, 1 for any other failure.
+// missing or malformed SANDBOXD_TOKEN_SHA256, a bad SANDBOXD_RUN_AS or
+// SANDBOXD_LIMITS, or a TLS certificate without its key (or the reverse, or
+// either unparsable), 1 for any other failure.
 func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
 	if err := dumpable.Off(); err != nil {
 		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
@@ -98,6 +111,11 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		return 2
 	}
 	cfg.Sandbox = local.Options{Env: local.Allow(environ), Credential: cred, Limits: lim}
+	cfg.TLSCertPEM, cfg.TLSKeyPEM = []byte(lookup(environ, EnvTLSCert)), []byte(lookup(environ, EnvTLSKey))
+	scheme := "http"
+	if len(cfg.TLSCertPEM) > 0 {
+		scheme = "https"
+	}
 	srv, err := New(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
@@ -108,7 +126,7 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "sandboxd listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "sandboxd listening on %s://%s\n", scheme, ln.Addr())
 	if err := srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "sandboxd: serving: %v\n", err)
 		return 1

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -19,7 +20,8 @@ const callDrain = 5 * time.Second
 // returns nil after a graceful shutdown: it stops accepting, lets in-flight
 // requests finish within ShutdownGrace, then cancels the calls still
 // running (killing their commands) and waits for them briefly. A failure of
-// the listener is returned. Serve closes ln. Call it once.
+// the listener is returned. Serve closes ln. Call it once. With a TLS
+// certificate (Config.TLSCertPEM) it serves only TLS 1.3 on ln.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           s,
@@ -29,7 +31,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	if s.cert != nil {
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*s.cert}, MinVersion: tls.VersionTLS13}
+		go func() { served <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { served <- srv.Serve(ln) }()
+	}
 
 	var idle <-chan time.Time // nil: never idle
 	if s.cfg.IdleTimeout > 0 {

@@ -221,7 +221,7 @@ func runMain(t *testing.T, ctx context.Context, args, environ []string) (url str
 		t.Fatalf("no listening line (exit %d): %v", <-ch, err)
 	}
 	url, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), "sandboxd listening on ")
-	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
+	if !ok || !(strings.HasPrefix(url, "http://127.0.0.1:") || strings.HasPrefix(url, "https://127.0.0.1:")) {
 		t.Fatalf("listening line %q", line)
 	}
 	return url, ch

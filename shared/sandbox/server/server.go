@@ -65,6 +65,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	switch r.URL.Path {
+	case proto.PathWorkspaceExport:
+		if allow(w, r, http.MethodPost) {
+			s.export(w, r)
+		}
+		return
+	case proto.PathWorkspaceImport:
+		if allow(w, r, http.MethodPost) {
+			s.importWorkspace(w, r)
+		}
+		return
+	}
 	method, ok := proto.MethodOf(r.URL.Path)
 	if !ok {
 		writeError(w, http.StatusNotFound, proto.CodeNotFound, "no such route: "+r.URL.Path)

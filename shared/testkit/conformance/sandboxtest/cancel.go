@@ -99,6 +99,9 @@ func fifoLines(t *testing.T, path string) <-chan string {
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("no FIFO here: %v", err)
 	}
+	// Writable by the commands' user, whoever it is: run as root, a
+	// sandbox runs its commands as another one (nobody).
+	noErr(t, "opening the FIFO to the commands", os.Chmod(path, 0o666))
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	noErr(t, "opening the FIFO", err)
 	t.Cleanup(func() { f.Close() })
