@@ -139,7 +139,8 @@ func TestStackSetsWhatTheRuntimeReads(t *testing.T) {
 		t.Skipf("runtime source not beside infra/: %v", err)
 	}
 	unset := map[string]string{
-		"CAIRN_AWS_ENDPOINT": "tests: the LocalStack/moto endpoint",
+		"CAIRN_AWS_ENDPOINT":   "tests: the LocalStack/moto endpoint",
+		"CAIRN_SANDBOX_RUN_AS": "cairn dev only (the local kind run as root); on AWS sandboxd takes SANDBOXD_RUN_AS from its image and task definition",
 	}
 	set := map[string]bool{}
 	for _, tp := range all(t) {
