@@ -37,6 +37,9 @@ type Ports struct {
 	// isolate process or function, never this process).
 	Workflows contracts.WorkflowStore
 	Evaluator contracts.Evaluator
+	// Batch, when the stores can, makes several of their calls one atomic
+	// write (the embedded SQLite store); nil = call by call (AWS).
+	Batch contracts.Batcher
 	// Close releases the backend (database handles, locks).
 	Close func() error
 }
@@ -93,8 +96,12 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	rt := &Runtime{Ports: p, Config: cfg, QueueSignals: &worker.Signals{}, EventSignal: &worker.Signal{}}
 	q := worker.NotifyQueue{Queue: p.Queue, Signals: rt.QueueSignals}
 	ev := worker.NotifyEvents{EventLog: p.Events, Signal: rt.EventSignal}
+	var batch contracts.Batcher
+	if p.Batch != nil {
+		batch = worker.DeferredBatcher{Batcher: p.Batch}
+	}
 	rt.Engine = &turn.Engine{Deps: turn.Deps{
-		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q,
+		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q, Batch: batch, Ack: worker.Ack,
 		Models: rt.resolve, Registry: p.Registry, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
 		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, MaxAttempts: cfg.MaxAttempts,
 	}}

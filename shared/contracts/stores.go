@@ -165,3 +165,15 @@ func (WallClock) Now() time.Time { return time.Now() }
 // IDs mints identifiers: New(prefix) returns prefix + "_" + a time-ordered,
 // globally unique suffix (lexical order = creation order).
 type IDs interface{ New(prefix string) string }
+
+// Batcher is implemented by a store that can make several of its port
+// calls one atomic write: the embedded SQLite store runs them in one
+// transaction. Batch runs fn; every call made with the context fn is given
+// is part of the batch, committed when fn returns nil and discarded when it
+// returns an error (or the process dies first). A store without it (the
+// AWS adapters) is used call by call; the engine then runs fn directly.
+// Batching never weakens a rule: each call is as atomic as on its own, the
+// batch only removes the points between them where a crash could fall.
+type Batcher interface {
+	Batch(ctx context.Context, fn func(ctx context.Context) error) error
+}

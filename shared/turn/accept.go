@@ -52,16 +52,24 @@ func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyK
 		}
 	}
 	now := e.now()
-	sub, created, err := e.Journal.CreateSubmission(ctx, contracts.Submission{
-		ID: e.IDs.New("sub"), SessionID: sessionID, IdempotencyKey: idempotencyKey, Prompt: prompt,
-		Owner: sess.Owner, Parent: opts.Parent, Phase: contracts.PhaseAccepted, CreatedAt: now, UpdatedAt: now,
+	var sub contracts.Submission
+	var created bool
+	err = e.batch(ctx, func(ctx context.Context) error { // the submission and its start: one write
+		sub, created, err = e.Journal.CreateSubmission(ctx, contracts.Submission{
+			ID: e.IDs.New("sub"), SessionID: sessionID, IdempotencyKey: idempotencyKey, Prompt: prompt,
+			Owner: sess.Owner, Parent: opts.Parent, Phase: contracts.PhaseAccepted, CreatedAt: now, UpdatedAt: now,
+		})
+		if err != nil {
+			return fmt.Errorf("creating submission in session %s: %w", sessionID, err)
+		}
+		if err := e.StartNext(ctx, sessionID); err != nil {
+			// The submission is durable; repair starts it if this failed.
+			e.log().WarnContext(ctx, "starting submission", "session_id", sessionID, "submission_id", sub.ID, "error", err)
+		}
+		return nil
 	})
 	if err != nil {
-		return sub, false, fmt.Errorf("creating submission in session %s: %w", sessionID, err)
-	}
-	if err := e.StartNext(ctx, sessionID); err != nil {
-		// The submission is durable; repair starts it if this failed.
-		e.log().WarnContext(ctx, "starting submission", "session_id", sessionID, "submission_id", sub.ID, "error", err)
+		return sub, false, err
 	}
 	return sub, created, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,11 +22,13 @@ import (
 func BenchmarkAgentStep(b *testing.B) {
 	h := enginetest.New(b)
 	durs := make([]time.Duration, 0, b.N)
+	var commits uint64
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer() // a fresh session per turn: the cost of a long transcript is not per-step overhead
 		s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
 		b.StartTimer()
+		before := h.Store.Commits()
 		start := time.Now()
 		sub, _, err := h.RT.Engine.Accept(context.Background(), s.ID, "go", fmt.Sprint(i))
 		if err != nil {
@@ -33,6 +36,7 @@ func BenchmarkAgentStep(b *testing.B) {
 		}
 		h.Drain()
 		durs = append(durs, time.Since(start))
+		commits += h.Store.Commits() - before
 		if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
 			b.Fatalf("phase %s %s", got.Phase, got.Error)
 		}
@@ -42,6 +46,7 @@ func BenchmarkAgentStep(b *testing.B) {
 	p50 := float64(durs[len(durs)/2].Microseconds()) / 1000
 	b.ReportMetric(p50, "p50-ms/turn")
 	b.ReportMetric(p50/2, "p50-ms/step")
+	b.ReportMetric(float64(commits)/float64(b.N), "commits/turn")
 }
 
 // BenchmarkConcurrentSessions runs turns in 8 sessions at once through the
@@ -57,6 +62,7 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 	const sessions = 8
 	spec := contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}}
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range sessions {
@@ -104,6 +110,78 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 	wg.Wait()
 	b.StopTimer()
 	secs := time.Since(start).Seconds()
+	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/turn")
 	b.ReportMetric(float64(b.N)/secs, "turns/s")
 	b.ReportMetric(2*float64(b.N)/secs, "steps/s") // the bench turn has 2 model steps
+}
+
+// BenchmarkLongSession measures a turn's cost per agent step in sessions
+// whose transcript already holds 10, 100 and 1,000 nodes: a model step
+// reads only the nodes added since the engine's last read of the session
+// (paths.go), so the cost per step must not grow with the session (the
+// issue's bound: at 1,000 within 2× of 10). Each op is a fresh session of
+// that length with one warm-up turn (outside the timer), then one timed
+// turn.
+func BenchmarkLongSession(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			h := enginetest.New(b)
+			ctx := context.Background()
+			spec := contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}}
+			var total time.Duration
+			for i := range b.N {
+				b.StopTimer()
+				s := h.Session(spec)
+				parent := ""
+				for k := range n {
+					role := contracts.RoleUser
+					if k%2 == 1 {
+						role = contracts.RoleAssistant
+					}
+					id := fmt.Sprintf("node_%s_%d", s.ID, k)
+					if err := h.Store.PutNode(ctx, contracts.Node{ID: id, Parent: parent, SessionID: s.ID, Role: role,
+						Blocks: []contracts.Block{{Type: contracts.BlockText, Text: fmt.Sprintf("message %d of a long conversation, long enough to cost decoding", k)}}}); err != nil {
+						b.Fatal(err)
+					}
+					parent = id
+				}
+				cur, err := h.Store.GetSession(ctx, s.ID)
+				if err != nil {
+					b.Fatal(err)
+				}
+				cur.Head = parent
+				if _, err := h.Store.UpdateSession(ctx, cur, cur.Version); err != nil {
+					b.Fatal(err)
+				}
+				for _, timed := range []bool{false, true} {
+					if timed {
+						b.StartTimer()
+					}
+					start := time.Now()
+					sub, _, err := h.RT.Engine.Accept(ctx, s.ID, "go", fmt.Sprint(i, timed))
+					if err != nil {
+						b.Fatal(err)
+					}
+					h.Drain()
+					if timed {
+						total += time.Since(start)
+					}
+					if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
+						b.Fatalf("phase %s %s", got.Phase, got.Error)
+					}
+				}
+			}
+			b.ReportMetric(float64(total.Microseconds())/1000/float64(2*b.N), "ms/step")
+		})
+	}
+}
+
+// cpuTime is the user + system time of this process (every goroutine: the
+// workers, SQLite, the sandbox), as the peer harness counts DBOS's.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -277,7 +278,13 @@ func TestCancelRacingCommit(t *testing.T) {
 			h = enginetest.New(t, func(p *assemble.Ports) { j.JournalStore = p.Journal; p.Journal = &j })
 			j.fire = func() {
 				defer close(cancelled)
-				sub, _ := h.RT.Ports.Journal.ListSubmissions(context.Background(), sessionOf(h), "", 1)
+				// The k-th write may be inside a batch (one transaction) not yet
+				// committed: the cancel lands once it is.
+				var sub []contracts.Submission
+				for len(sub) == 0 {
+					sub, _ = h.RT.Ports.Journal.ListSubmissions(context.Background(), sessionOf(h), "", 1)
+					runtime.Gosched()
+				}
 				_, cancelErr = h.RT.Engine.Cancel(context.Background(), sub[0].SessionID, sub[0].ID, "race")
 			}
 			sub := h.Accept("scripted:plain")

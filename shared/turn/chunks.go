@@ -46,7 +46,17 @@ func (w *chunkWriter) add(ctx context.Context, ev contracts.ModelEvent) error {
 	return nil
 }
 
+// flush writes the buffered chunks and their text_delta: one write where
+// the store batches (Deps.Batch).
 func (w *chunkWriter) flush(ctx context.Context) error {
+	if len(w.chunks) == 0 && len(w.events) == 0 {
+		w.last = w.e.now()
+		return nil
+	}
+	return w.e.batch(ctx, w.write)
+}
+
+func (w *chunkWriter) write(ctx context.Context) error {
 	if len(w.chunks) > 0 {
 		if err := w.e.Streams.PutChunks(ctx, w.key, w.next, w.chunks...); err != nil {
 			return fmt.Errorf("writing chunks %d.. of stream %s: %w", w.next, w.key, err)

@@ -11,6 +11,16 @@ import (
 // Commit moves the session head to the turn's leaf, marks the submission
 // COMMITTED, emits completion and starts the session's next submission.
 func (e *Engine) Commit(ctx context.Context, m contracts.Message) error {
+	return e.batch(ctx, func(ctx context.Context) error { // the whole phase and the delete: one write
+		if err := e.commit(ctx, m); err != nil {
+			return err
+		}
+		e.ack(ctx)
+		return nil
+	})
+}
+
+func (e *Engine) commit(ctx context.Context, m contracts.Message) error {
 	sub, err := e.Journal.GetSubmission(ctx, m.SubmissionID)
 	if err != nil {
 		return e.staleOr(ctx, err, m)
@@ -81,6 +91,10 @@ func (e *Engine) Fail(ctx context.Context, sub contracts.Submission, reason stri
 }
 
 func (e *Engine) finishFailed(ctx context.Context, cur, next contracts.Submission) error {
+	return e.batch(ctx, func(ctx context.Context) error { return e.failed(ctx, cur, next) }) // the end: one write
+}
+
+func (e *Engine) failed(ctx context.Context, cur, next contracts.Submission) error {
 	next.FailedPhase, next.FailedAttempt = cur.Phase, cur.Attempt // what a retry resumes
 	if err := e.ending(ctx, next); err != nil {
 		return err

@@ -35,9 +35,18 @@ type Deps struct {
 	Streams    contracts.StreamStore
 	Events     contracts.EventLog
 	Queue      contracts.Queue
-	Models     ModelResolver
-	Registry   contracts.ToolRegistry
-	Sandboxes  contracts.SandboxProvider
+	// Batch, when set, makes a phase's closing writes one atomic write
+	// (its work products, the advance, the next phase's send); nil = one
+	// write each, in the same order (the crash rules hold either way).
+	Batch contracts.Batcher
+	// Ack, when set, consumes the queue message a handler runs for inside
+	// its closing batch (worker.Ack: the embedded queue is the same
+	// database), so the advance, the next send and the delete are one
+	// write; nil = the caller deletes (Lambda's event source mapping).
+	Ack       func(ctx context.Context) error
+	Models    ModelResolver
+	Registry  contracts.ToolRegistry
+	Sandboxes contracts.SandboxProvider
 	// Workflows is given to tools (run_workflow); nil = not served.
 	Workflows contracts.WorkflowStarter
 	// Ending, when set, is told of every submission about to end (its
@@ -64,6 +73,8 @@ type Deps struct {
 // Engine runs the phase handlers.
 type Engine struct {
 	Deps
+
+	paths pathCache // the latest transcript path per session (paths.go)
 }
 
 // Handle dispatches a queue message to its phase handler.
@@ -123,6 +134,27 @@ func (e *Engine) Enqueue(ctx context.Context, kind string, sub contracts.Submiss
 		return fmt.Errorf("enqueueing %s for submission %s: %w", kind, sub.ID, err)
 	}
 	return nil
+}
+
+// batch runs fn as one write where the stores allow it (Deps.Batch), else
+// directly: every write fn makes is ordered and conditional as always, so a
+// batch only removes the crash points between them.
+func (e *Engine) batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	if e.Batch == nil {
+		return fn(ctx)
+	}
+	return e.Batch.Batch(ctx, fn)
+}
+
+// ack consumes the message the handler runs for as part of the current
+// batch (Deps.Ack); a failure leaves that to the caller.
+func (e *Engine) ack(ctx context.Context) {
+	if e.Ack == nil {
+		return
+	}
+	if err := e.Ack(ctx); err != nil {
+		e.log().DebugContext(ctx, "deleting the handled message in the closing batch; the worker will", "error", err)
+	}
 }
 
 func (e *Engine) emit(ctx context.Context, ev contracts.Event) error {

@@ -26,10 +26,20 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 		}
 		reuse = st.Done != nil
 	}
-	sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), func(n *contracts.Submission) {
-		if !reuse {
-			n.StreamKey = ids.StreamKey(n.ID, n.Step, n.Attempt)
+	exhausted := false
+	err = e.batch(ctx, func(ctx context.Context) error { // the lease and the void of earlier attempts: one write
+		sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), func(n *contracts.Submission) {
+			if !reuse {
+				n.StreamKey = ids.StreamKey(n.ID, n.Step, n.Attempt)
+			}
+		})
+		if err != nil {
+			return err
 		}
+		if exhausted = attempts(sub) > e.maxAttempts(); exhausted {
+			return nil
+		}
+		return e.discardAbandoned(ctx, sub, reuse) // earlier attempts' text is void
 	})
 	if lost(err) {
 		return nil
@@ -37,17 +47,14 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return err
 	}
-	if attempts(sub) > e.maxAttempts() {
+	if exhausted {
 		return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:MODEL step %d", sub.Step))
-	}
-	if err := e.discardAbandoned(ctx, sub, reuse); err != nil { // earlier attempts' text is void
-		return err
 	}
 	// A stream may last minutes: renew the lease while it runs. A lost
 	// lease abandons the stream and this run stops before its next write.
 	work, h := e.hold(ctx, sub)
 	defer h.release() // also when the stream panics: no heartbeat outlives its handler
-	resp, err := e.stream(work, sess, sub, reuse)
+	resp, w, err := e.stream(work, sess, sub, reuse)
 	latest, lerr := h.release()
 	if lost(lerr) {
 		return nil
@@ -59,49 +66,70 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return fmt.Errorf("model step %d of submission %s: %w", sub.Step, sub.ID, err)
 	}
-	return e.recordModel(ctx, sess, sub, resp)
+	// The stream's tail and its completion marker commit on their own,
+	// first: a finished stream is never bought twice, whatever happens to
+	// the rest. Then the assistant node, the advance, the next phase's send
+	// and the message's delete: one write where the store allows.
+	if w != nil {
+		if err := e.batch(ctx, func(ctx context.Context) error {
+			resp, err = e.complete(ctx, w, resp)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return e.batch(ctx, func(ctx context.Context) error {
+		if err := e.recordModel(ctx, sess, sub, resp); err != nil {
+			return err
+		}
+		e.ack(ctx)
+		return nil
+	})
 }
 
-// stream returns the completed response under sub.StreamKey, calling the
-// model only if the stream is not already complete.
-func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contracts.Submission, reuse bool) (contracts.ModelResponse, error) {
+// stream returns the response under sub.StreamKey, calling the model only
+// if the stream is not already complete. A new stream comes back with its
+// writer, whose tail and completion marker complete writes.
+func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contracts.Submission, reuse bool) (contracts.ModelResponse, *chunkWriter, error) {
 	if reuse {
 		st, err := e.Streams.GetStream(ctx, sub.StreamKey)
 		if err != nil {
-			return contracts.ModelResponse{}, fmt.Errorf("reading stream %s: %w", sub.StreamKey, err)
+			return contracts.ModelResponse{}, nil, fmt.Errorf("reading stream %s: %w", sub.StreamKey, err)
 		}
-		return *st.Done, nil
+		return *st.Done, nil, nil
 	}
 	client, model, err := e.Models(sess.Spec.Model)
 	if err != nil {
-		return contracts.ModelResponse{}, err
+		return contracts.ModelResponse{}, nil, err
 	}
-	path, err := e.Transcript.Path(ctx, sub.Leaf)
+	path, err := e.path(ctx, sub.SessionID, sub.Leaf)
 	if err != nil {
-		return contracts.ModelResponse{}, fmt.Errorf("reading transcript to %s: %w", sub.Leaf, err)
+		return contracts.ModelResponse{}, nil, fmt.Errorf("reading transcript to %s: %w", sub.Leaf, err)
 	}
 	specs, err := e.toolSpecs(sess)
 	if err != nil {
-		return contracts.ModelResponse{}, err
+		return contracts.ModelResponse{}, nil, err
 	}
 	w := &chunkWriter{e: e, sub: sub, key: sub.StreamKey, last: e.now()}
 	w.events = append(w.events, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("step/%d", sub.Step), Type: contracts.EventStep, Step: sub.Step})
-	key := sub.StreamKey
-	resp, err := client.Stream(ctx, contracts.ModelRequest{Model: model, System: sess.Spec.System, Messages: path, Tools: specs, StreamKey: key},
+	resp, err := client.Stream(ctx, contracts.ModelRequest{Model: model, System: sess.Spec.System, Messages: path, Tools: specs, StreamKey: sub.StreamKey},
 		func(ev contracts.ModelEvent) error { return w.add(ctx, ev) })
-	if err != nil {
-		return resp, err
-	}
+	return resp, w, err
+}
+
+// complete writes the stream's unflushed tail and its completion marker,
+// and returns the completion that won (the first written: every process
+// records the same answer).
+func (e *Engine) complete(ctx context.Context, w *chunkWriter, resp contracts.ModelResponse) (contracts.ModelResponse, error) {
 	if err := w.flush(ctx); err != nil {
 		return resp, err
 	}
-	if err := e.Streams.Complete(ctx, key, resp); err != nil {
-		return resp, fmt.Errorf("completing stream %s: %w", key, err)
+	if err := e.Streams.Complete(ctx, w.key, resp); err != nil {
+		return resp, fmt.Errorf("completing stream %s: %w", w.key, err)
 	}
-	// The first completion wins: read it back so every process records the same answer.
-	st, err := e.Streams.GetStream(ctx, key)
+	st, err := e.Streams.GetStream(ctx, w.key)
 	if err != nil || st.Done == nil {
-		return resp, fmt.Errorf("reading completed stream %s: %v", key, err)
+		return resp, fmt.Errorf("reading completed stream %s: %v", w.key, err)
 	}
 	return *st.Done, nil
 }

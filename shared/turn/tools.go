@@ -120,20 +120,22 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 		if notice != "" {
 			results[i].Content = notice + "\n\n" + results[i].Content
 		}
-		if err := e.Journal.PutToolResult(work, sub.ID, sub.Step, results[i]); err != nil {
-			return fmt.Errorf("recording result of call %s: %w", call.ID, err)
-		}
-		if recs2, err := e.Journal.ToolRecords(work, sub.ID, sub.Step); err == nil && recs2[call.ID].Result != nil {
-			results[i] = *recs2[call.ID].Result // first result written wins
+		if err := e.batch(work, func(ctx context.Context) error { // the result and its terminal event: one write
+			if err := e.Journal.PutToolResult(ctx, sub.ID, sub.Step, results[i]); err != nil {
+				return fmt.Errorf("recording result of call %s: %w", call.ID, err)
+			}
+			if recs2, err := e.Journal.ToolRecords(ctx, sub.ID, sub.Step); err == nil && recs2[call.ID].Result != nil {
+				results[i] = *recs2[call.ID].Result // first result written wins
+			}
+			return e.toolEnded(ctx, sess, sub, call, results[i]) // the call's one terminal event
+		}); err != nil {
+			return err
 		}
 		if notice != "" { // written (by this run or a racing one): said once is enough
 			if err := dw.NoticeGiven(work); err != nil {
 				e.log().WarnContext(work, "recording that the workspace notice was given", "session_id", sess.ID, "error", err)
 			}
 			notice = ""
-		}
-		if err := e.toolEnded(work, sess, sub, call, results[i]); err != nil { // the call's one terminal event
-			return err
 		}
 	}
 	if dw != nil && mutated && !gone {
@@ -148,10 +150,17 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	if sub, err = h.release(); lost(err) {
 		return nil
 	}
-	if len(park) > 0 || waiting {
-		return e.park(ctx, sub, park)
-	}
-	return e.recordTools(ctx, sub, results)
+	return e.batch(ctx, func(ctx context.Context) error { // the tool node, the advance, the next send, the delete: one write
+		if len(park) > 0 || waiting {
+			err = e.park(ctx, sub, park)
+		} else {
+			err = e.recordTools(ctx, sub, results)
+		}
+		if err == nil {
+			e.ack(ctx)
+		}
+		return err
+	})
 }
 
 // sandboxKnows asks the sandbox's call ledger whether a started call ran
@@ -223,10 +232,12 @@ func (e *Engine) approvalFor(sess contracts.Session, sub contracts.Submission, c
 
 // run writes the started marker, runs the call and reports progress.
 func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts.Toolset, call contracts.ToolCall) (contracts.ToolResult, error) {
-	if err := e.Journal.MarkToolStarted(ctx, sub.ID, sub.Step, call.ID); err != nil {
-		return contracts.ToolResult{}, fmt.Errorf("marking call %s started: %w", call.ID, err)
-	}
-	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("tool_started/%d/%s", sub.Step, call.ID), Type: contracts.EventToolStarted, Step: sub.Step, Tool: call.Name, CallID: call.ID, Text: string(call.Input)}); err != nil {
+	if err := e.batch(ctx, func(ctx context.Context) error { // the marker and its event: one write, before the call
+		if err := e.Journal.MarkToolStarted(ctx, sub.ID, sub.Step, call.ID); err != nil {
+			return fmt.Errorf("marking call %s started: %w", call.ID, err)
+		}
+		return e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("tool_started/%d/%s", sub.Step, call.ID), Type: contracts.EventToolStarted, Step: sub.Step, Tool: call.Name, CallID: call.ID, Text: string(call.Input)})
+	}); err != nil {
 		return contracts.ToolResult{}, err
 	}
 	call.EffectID = ids.Effect(sub.ID, sub.Step, call.ID)

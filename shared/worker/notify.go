@@ -61,7 +61,7 @@ func (n NotifyQueue) Send(ctx context.Context, queue string, m contracts.Message
 	if err := n.Queue.Send(ctx, queue, m); err != nil {
 		return err
 	}
-	n.Signals.Of(queue).Fire()
+	fire(ctx, n.Signals.Of(queue).Fire)
 	return nil
 }
 
@@ -77,6 +77,6 @@ func (n NotifyEvents) AppendEvents(ctx context.Context, evs ...contracts.Event) 
 	if err := n.EventLog.AppendEvents(ctx, evs...); err != nil {
 		return err
 	}
-	n.Signal.Fire()
+	fire(ctx, n.Signal.Fire)
 	return nil
 }

@@ -82,7 +82,8 @@ func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
 		return 0, fmt.Errorf("receiving from %s: %w", q, err)
 	}
 	for _, d := range ds {
-		if err := p.handle(ctx, d.Message); err != nil {
+		a := &ack{queue: p.Queue, name: q, receipt: d.Receipt}
+		if err := p.handle(context.WithValue(ctx, ackKey{}, a), d.Message); err != nil {
 			if ctx.Err() != nil {
 				return len(ds), nil // shutting down: the message reappears for the next process
 			}
@@ -90,6 +91,9 @@ func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
 			// like an SQS batch item failure.
 			p.log().WarnContext(ctx, "handler failed; message will be redelivered", "queue", q, "session_id", d.Message.SessionID,
 				"submission_id", d.Message.SubmissionID, "step", d.Message.Step, "receive_count", d.ReceiveCount, "error", err)
+			continue
+		}
+		if a.acked() { // the handler's closing batch deleted it
 			continue
 		}
 		if err := p.Queue.Delete(ctx, q, d.Receipt); err != nil {

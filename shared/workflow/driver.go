@@ -187,7 +187,7 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair
 	if run.Evaluations >= maxEval {
 		return d.finish(ctx, run, contracts.RunFailed, nil, fmt.Sprintf("evaluations_exhausted: %d evaluations", run.Evaluations))
 	}
-	results, err := d.results(ctx, run.ID)
+	results, running, err := d.results(ctx, run.ID)
 	if err != nil {
 		return err
 	}
@@ -208,6 +208,9 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair
 		return d.finish(ctx, run, contracts.RunFailed, nil, "script_failed: "+resp.Error)
 	case contracts.EvalPending:
 		for _, p := range resp.Pending {
+			if running[p.ID] && !repair {
+				continue // started by an earlier evaluation: its turn runs (a repair starts every one again: create-if-absent)
+			}
 			if err := d.startNode(ctx, run, p); err != nil {
 				return err
 			}

@@ -25,12 +25,17 @@ func resultOf(sub contracts.Submission) contracts.NodeResult {
 // results collects the run's known node results. A node whose child turn
 // ended without its result being recorded (the child's process died
 // between the two) is reconciled here: the child's record is the truth.
-func (d *Driver) results(ctx context.Context, runID string) (map[string]contracts.NodeResult, error) {
+// running names the nodes whose turn exists and has not ended: an
+// evaluation need not start them again (a 1,000-node fan-out re-evaluates
+// about a hundred times; re-starting every pending node each time made it
+// quadratic).
+func (d *Driver) results(ctx context.Context, runID string) (map[string]contracts.NodeResult, map[string]bool, error) {
 	nodes, err := d.Store.ListNodes(ctx, runID)
 	if err != nil {
-		return nil, fmt.Errorf("listing nodes of run %s: %w", runID, err)
+		return nil, nil, fmt.Errorf("listing nodes of run %s: %w", runID, err)
 	}
 	out := make(map[string]contracts.NodeResult, len(nodes))
+	running := map[string]bool{} // nodes whose turn exists and runs
 	for _, n := range nodes {
 		if n.Result != nil {
 			out[n.ID] = *n.Result
@@ -38,18 +43,21 @@ func (d *Driver) results(ctx context.Context, runID string) (map[string]contract
 		}
 		sub, ok, err := d.child(ctx, n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if ok && !sub.Phase.Terminal() {
+			running[n.ID] = true
 		}
 		if !ok || !sub.Phase.Terminal() {
 			continue
 		}
 		res := resultOf(sub)
 		if err := d.Store.SetNodeResult(ctx, runID, n.ID, res); err != nil {
-			return nil, fmt.Errorf("recording result of node %s: %w", n.ID, err)
+			return nil, nil, fmt.Errorf("recording result of node %s: %w", n.ID, err)
 		}
 		out[n.ID] = res
 	}
-	return out, nil
+	return out, running, nil
 }
 
 // child returns the submission running node n, if it exists yet.

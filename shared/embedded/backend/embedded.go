@@ -124,7 +124,7 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 		return nil, err
 	}
 	ports := assemble.Ports{
-		Journal: store, Transcript: store, Streams: store, Events: store, Queue: store,
+		Journal: store, Transcript: store, Streams: store, Events: store, Queue: store, Batch: store,
 		Sandboxes: sandboxes,
 		Registry:  tools.NewRegistry(), Models: models, Clock: clock, IDs: ids.New(clock),
 		Close: func() error { return errors.Join(closeSandboxes(), store.Close(), lock.Close()) },

@@ -39,24 +39,36 @@ func (s *Store) lock(ctx context.Context) error {
 
 func (s *Store) unlock() { <-s.wsem }
 
-// exec runs one write statement (atomic on its own) under the writer slot.
+// exec runs one write statement (atomic on its own) under the writer slot,
+// or inside the caller's Batch.
 func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
 	st, err := s.stmt(ctx, q)
 	if err != nil {
 		return nil, err
 	}
+	if b := s.batchOf(ctx); b != nil {
+		return b.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.unlock()
-	return st.ExecContext(ctx, args...)
+	res, err := st.ExecContext(ctx, args...)
+	if err == nil {
+		s.commits.Add(1)
+	}
+	return res, err
 }
 
-// queryRow runs a read; WAL lets it proceed alongside a writer.
+// queryRow runs a read; WAL lets it proceed alongside a writer. Inside a
+// Batch it reads through the batch's transaction, so it sees its writes.
 func (s *Store) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error) {
 	st, err := s.stmt(ctx, q)
 	if err != nil {
 		return nil, err
+	}
+	if b := s.batchOf(ctx); b != nil {
+		return b.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...), nil
 	}
 	return st.QueryRowContext(ctx, args...), nil
 }
@@ -66,12 +78,20 @@ func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 	if err != nil {
 		return nil, err
 	}
+	if b := s.batchOf(ctx); b != nil {
+		return b.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
 	return st.QueryContext(ctx, args...)
 }
 
 // write runs fn in a BEGIN IMMEDIATE transaction under the writer slot, so
 // its reads and writes are one atomic step across goroutines and processes.
+// Inside a Batch it is a savepoint of the batch's transaction: still all or
+// nothing, committed with the batch.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if b := s.batchOf(ctx); b != nil {
+		return b.savepoint(ctx, fn)
+	}
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -87,6 +107,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("committing transaction: %w", err)
 	}
+	s.commits.Add(1)
 	return nil
 }
 

@@ -42,6 +42,8 @@ type Store struct {
 	wsem  chan struct{} // serialises this process's writers (see write)
 	stmts sync.Map      // query string → *sql.Stmt
 	sends atomic.Uint64 // drives periodic pruning of the dedup table
+
+	commits atomic.Uint64 // write transactions committed (Commits)
 }
 
 var (

@@ -363,7 +363,13 @@ func inStream(p crashpoint.Point) bool {
 	case "AppendEvents":
 		return strings.HasPrefix(p.Key, "step/") || strings.HasPrefix(p.Key, "text/")
 	case "Complete":
-		return p.Before
+		return p.Before || p.InBatch // inside a batch, not durable until its commit
+	case "Batch": // a stream's flush, or its completion: lost unless committed
+		ops := strings.Split(p.Key, ",")
+		if slices.Contains(ops, "Complete") {
+			return p.Before
+		}
+		return slices.Contains(ops, "PutChunks")
 	}
 	return false
 }

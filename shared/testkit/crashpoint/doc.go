@@ -3,8 +3,8 @@
 //
 // Wrap decorates the JournalStore, TranscriptStore, StreamStore, EventLog and
 // Queue of an assemble.Ports so that every write call (Create*, Update*, Mark*,
-// Put*, Complete, Append*, Send, Delete, Release — never a read) is counted
-// in one shared *Plan. At write number Plan.K the decorator panics with the
+// Put*, Complete, Append*, Send, Delete, Release — never a read), and the
+// commit of a batch (Ports.Batch), is counted in one shared *Plan. At write number Plan.K the decorator panics with the
 // sentinel Crash, either before calling the inner adapter (Plan.Before) or
 // after it returned, so the write is either lost or durable while the
 // handler dies. A Plan fires at most once; a Plan with K = 0 only counts,

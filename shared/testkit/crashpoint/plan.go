@@ -33,9 +33,12 @@ func Recover(f func()) (crashed bool) {
 // Point is one write call seen by a Plan.
 type Point struct {
 	N      int    // 1-based write number
-	Op     string // the port method, e.g. "UpdateSubmission", "Send"
-	Key    string // the first key it writes: record id, stream key, event key, queue/dedup id
+	Op     string // the port method, e.g. "UpdateSubmission", "Send"; "Batch" for a batch's commit
+	Key    string // the first key it writes: record id, stream key, event key, queue/dedup id; a batch's ops
 	Before bool   // for the fired point: the crash came before the write
+	// InBatch: the write is inside a batch (Ports.Batch), so a crash after
+	// it still loses it: nothing of a batch is durable before its commit.
+	InBatch bool
 }
 
 // Plan is shared by every decorator of one Wrap. Set K and Before before the
@@ -109,8 +112,18 @@ func (p *Plan) arm(op, key string) bool {
 }
 
 // write runs do as write op on key, crashing before or after it as planned.
-func (p *Plan) write(op, key string, do func()) {
+// Inside a batch the op is also recorded for the batch's own point.
+func (p *Plan) write(ctx context.Context, op, key string, do func()) {
+	ops, in := ctx.Value(batchKey{}).(*batchOps)
+	if in {
+		ops.add(op)
+	}
 	crash := p.arm(op, key)
+	if crash && in {
+		p.mu.Lock()
+		p.fired.InBatch = true
+		p.mu.Unlock()
+	}
 	if crash && p.Before {
 		panic(Crash)
 	}

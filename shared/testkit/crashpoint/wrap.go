@@ -26,7 +26,69 @@ func Wrap(p assemble.Ports, plan *Plan) assemble.Ports {
 	q := &queue{Queue: p.Queue, plan: plan, inflight: map[string]string{}}
 	plan.addQueue(q)
 	p.Queue = q
+	if p.Batch != nil {
+		p.Batch = batcher{p.Batch, plan}
+	}
 	return p
+}
+
+// batcher makes a batch's commit a write point of its own: a crash before
+// it loses every write of the batch (each of them was a point too, and a
+// crash at one of those inside the batch loses them all as well), a crash
+// after it keeps them all.
+type batcher struct {
+	contracts.Batcher
+	plan *Plan
+}
+
+// Batch counts the batch's commit as one write point, keyed by the ops of
+// the writes inside it, armed once they are done: a crash "before" it
+// panics inside the batch (everything of it rolled back), "after" it once
+// it committed. A batch inside a batch is part of the outer one.
+func (b batcher) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	if inBatch(ctx) {
+		return fn(ctx)
+	}
+	ops := &batchOps{}
+	crash := false
+	err := b.Batcher.Batch(context.WithValue(ctx, batchKey{}, ops), func(ctx context.Context) error {
+		if err := fn(ctx); err != nil {
+			return err
+		}
+		if crash = b.plan.arm("Batch", ops.key()); crash && b.plan.Before {
+			panic(Crash)
+		}
+		return nil
+	})
+	if crash && err == nil {
+		panic(Crash)
+	}
+	return err
+}
+
+type batchKey struct{}
+
+// batchOps collects the ops of the writes inside one batch.
+type batchOps struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (o *batchOps) add(op string) {
+	o.mu.Lock()
+	o.ops = append(o.ops, op)
+	o.mu.Unlock()
+}
+
+func (o *batchOps) key() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return strings.Join(o.ops, ",")
+}
+
+func inBatch(ctx context.Context) bool {
+	_, ok := ctx.Value(batchKey{}).(*batchOps)
+	return ok
 }
 
 type journal struct {
@@ -35,34 +97,34 @@ type journal struct {
 }
 
 func (j journal) CreateSession(ctx context.Context, s contracts.Session) (out contracts.Session, err error) {
-	j.plan.write("CreateSession", s.ID, func() { out, err = j.JournalStore.CreateSession(ctx, s) })
+	j.plan.write(ctx, "CreateSession", s.ID, func() { out, err = j.JournalStore.CreateSession(ctx, s) })
 	return out, err
 }
 
 func (j journal) UpdateSession(ctx context.Context, s contracts.Session, expected int64) (out contracts.Session, err error) {
-	j.plan.write("UpdateSession", s.ID, func() { out, err = j.JournalStore.UpdateSession(ctx, s, expected) })
+	j.plan.write(ctx, "UpdateSession", s.ID, func() { out, err = j.JournalStore.UpdateSession(ctx, s, expected) })
 	return out, err
 }
 
 func (j journal) CreateSubmission(ctx context.Context, s contracts.Submission) (out contracts.Submission, created bool, err error) {
-	j.plan.write("CreateSubmission", s.ID, func() { out, created, err = j.JournalStore.CreateSubmission(ctx, s) })
+	j.plan.write(ctx, "CreateSubmission", s.ID, func() { out, created, err = j.JournalStore.CreateSubmission(ctx, s) })
 	return out, created, err
 }
 
 func (j journal) UpdateSubmission(ctx context.Context, s contracts.Submission, expected int64) (out contracts.Submission, err error) {
-	j.plan.write("UpdateSubmission", s.ID, func() { out, err = j.JournalStore.UpdateSubmission(ctx, s, expected) })
+	j.plan.write(ctx, "UpdateSubmission", s.ID, func() { out, err = j.JournalStore.UpdateSubmission(ctx, s, expected) })
 	return out, err
 }
 
 func (j journal) MarkToolStarted(ctx context.Context, submissionID string, step int, callID string) (err error) {
-	j.plan.write("MarkToolStarted", toolKey(submissionID, step, callID), func() {
+	j.plan.write(ctx, "MarkToolStarted", toolKey(submissionID, step, callID), func() {
 		err = j.JournalStore.MarkToolStarted(ctx, submissionID, step, callID)
 	})
 	return err
 }
 
 func (j journal) PutToolResult(ctx context.Context, submissionID string, step int, r contracts.ToolResult) (err error) {
-	j.plan.write("PutToolResult", toolKey(submissionID, step, r.CallID), func() {
+	j.plan.write(ctx, "PutToolResult", toolKey(submissionID, step, r.CallID), func() {
 		err = j.JournalStore.PutToolResult(ctx, submissionID, step, r)
 	})
 	return err
@@ -78,7 +140,7 @@ type transcript struct {
 }
 
 func (t transcript) PutNode(ctx context.Context, n contracts.Node) (err error) {
-	t.plan.write("PutNode", n.ID, func() { err = t.TranscriptStore.PutNode(ctx, n) })
+	t.plan.write(ctx, "PutNode", n.ID, func() { err = t.TranscriptStore.PutNode(ctx, n) })
 	return err
 }
 
@@ -88,12 +150,12 @@ type streams struct {
 }
 
 func (s streams) PutChunks(ctx context.Context, key string, first int, evs ...contracts.ModelEvent) (err error) {
-	s.plan.write("PutChunks", key, func() { err = s.StreamStore.PutChunks(ctx, key, first, evs...) })
+	s.plan.write(ctx, "PutChunks", key, func() { err = s.StreamStore.PutChunks(ctx, key, first, evs...) })
 	return err
 }
 
 func (s streams) Complete(ctx context.Context, key string, resp contracts.ModelResponse) (err error) {
-	s.plan.write("Complete", key, func() { err = s.StreamStore.Complete(ctx, key, resp) })
+	s.plan.write(ctx, "Complete", key, func() { err = s.StreamStore.Complete(ctx, key, resp) })
 	return err
 }
 
@@ -107,7 +169,7 @@ func (e events) AppendEvents(ctx context.Context, evs ...contracts.Event) (err e
 	if len(evs) > 0 {
 		key = evs[0].Key
 	}
-	e.plan.write("AppendEvents", key, func() { err = e.EventLog.AppendEvents(ctx, evs...) })
+	e.plan.write(ctx, "AppendEvents", key, func() { err = e.EventLog.AppendEvents(ctx, evs...) })
 	return err
 }
 
@@ -123,7 +185,7 @@ type queue struct {
 }
 
 func (q *queue) Send(ctx context.Context, name string, m contracts.Message) (err error) {
-	q.plan.write("Send", name+":"+m.DedupID(), func() { err = q.Queue.Send(ctx, name, m) })
+	q.plan.write(ctx, "Send", name+":"+m.DedupID(), func() { err = q.Queue.Send(ctx, name, m) })
 	return err
 }
 
@@ -142,7 +204,7 @@ func (q *queue) Receive(ctx context.Context, name string, max int, visibility ti
 }
 
 func (q *queue) Delete(ctx context.Context, name, receipt string) (err error) {
-	q.plan.write("Delete", name, func() {
+	q.plan.write(ctx, "Delete", name, func() {
 		if err = q.Queue.Delete(ctx, name, receipt); err == nil {
 			q.forget(name, receipt)
 		}
@@ -151,7 +213,7 @@ func (q *queue) Delete(ctx context.Context, name, receipt string) (err error) {
 }
 
 func (q *queue) Release(ctx context.Context, name, receipt string) (err error) {
-	q.plan.write("Release", name, func() {
+	q.plan.write(ctx, "Release", name, func() {
 		if err = q.Queue.Release(ctx, name, receipt); err == nil {
 			q.forget(name, receipt)
 		}

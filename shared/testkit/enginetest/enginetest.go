@@ -89,7 +89,7 @@ func NewConfig(t testing.TB, cfg assemble.Config, opts ...func(*assemble.Ports))
 	model := scripted.New()
 	sandboxes := filepath.Join(dir, "sandboxes")
 	ports := assemble.Ports{
-		Journal: store, Transcript: store, Streams: store, Events: store, Queue: store,
+		Journal: store, Transcript: store, Streams: store, Events: store, Queue: store, Batch: store,
 		Sandboxes: local.NewProvider(sandboxes, local.Options{Env: []string{"PATH=" + os.Getenv("PATH")}}),
 		Registry:  tools.NewRegistry(), Models: map[string]contracts.ModelClient{"scripted": model},
 		Clock: clock, IDs: ids.New(clock),

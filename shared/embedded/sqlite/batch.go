@@ -1,0 +1,89 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+var _ contracts.Batcher = (*Store)(nil)
+
+type batchKey struct{}
+
+// batch is one Batch's transaction, carried by the context its fn is given.
+type batch struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+// batchOf returns the batch of this store that ctx is part of, if any.
+func (s *Store) batchOf(ctx context.Context) *batch {
+	b, _ := ctx.Value(batchKey{}).(*batch)
+	if b == nil || b.s != s {
+		return nil
+	}
+	return b
+}
+
+// Batch runs fn so that every read and write of this store made with the
+// context fn is given is one transaction: committed once when fn returns
+// nil, rolled back when it returns an error or panics (the panic goes on).
+// Each write inside keeps its own all-or-nothing (a savepoint), so a
+// conditional write that loses leaves the batch's other writes as they were
+// and fn decides. A Batch inside a Batch of the same store is part of it.
+// fn must not hand its context to goroutines that outlive it, and must not
+// wait on anything slow: the batch holds this process's writer slot.
+func (s *Store) Batch(ctx context.Context, fn func(ctx context.Context) error) (err error) {
+	if s.batchOf(ctx) != nil {
+		return fn(ctx)
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("beginning transaction: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tx.Rollback() // fn panicked: nothing of it is written
+		}
+	}()
+	ferr := fn(context.WithValue(ctx, batchKey{}, &batch{s: s, tx: tx}))
+	done = true
+	if ferr != nil {
+		tx.Rollback()
+		return ferr
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("committing transaction: %w", err)
+	}
+	s.commits.Add(1)
+	return nil
+}
+
+// savepoint runs fn as one all-or-nothing part of the batch.
+func (b *batch) savepoint(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if _, err := b.tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		return fmt.Errorf("beginning savepoint: %w", err)
+	}
+	if err := fn(b.tx); err != nil {
+		_, rerr := b.tx.ExecContext(ctx, "ROLLBACK TO w")
+		_, xerr := b.tx.ExecContext(ctx, "RELEASE w")
+		return errors.Join(err, rerr, xerr)
+	}
+	if _, err := b.tx.ExecContext(ctx, "RELEASE w"); err != nil {
+		return fmt.Errorf("releasing savepoint: %w", err)
+	}
+	return nil
+}
+
+// Commits counts the write transactions this store committed (a Batch is
+// one): what a turn costs in commits, for benchmarks and the write-count
+// test.
+func (s *Store) Commits() uint64 { return s.commits.Load() }

@@ -1,0 +1,102 @@
+package worker
+
+import (
+	"context"
+	"sync"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// DeferredBatcher wraps a store's Batcher so that the wake-ups of the sends
+// and appends made inside a batch (NotifyQueue, NotifyEvents) fire once the
+// batch committed, not before: a worker or reader woken earlier would look
+// before the write is visible and then sleep until its next poll. A batch
+// that fails fires nothing (what it wrote is gone).
+type DeferredBatcher struct {
+	contracts.Batcher
+}
+
+type deferKey struct{}
+
+// deferred collects the wake-ups of one outermost batch.
+type deferred struct {
+	mu    sync.Mutex
+	fires []func()
+}
+
+// Batch runs fn in the inner batch and fires its wake-ups after commit. A
+// batch inside a batch adds to the outer one's.
+func (b DeferredBatcher) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, ok := ctx.Value(deferKey{}).(*deferred); ok {
+		return b.Batcher.Batch(ctx, fn)
+	}
+	d := &deferred{}
+	if err := b.Batcher.Batch(context.WithValue(ctx, deferKey{}, d), fn); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	fires := d.fires
+	d.mu.Unlock()
+	for _, f := range fires {
+		f()
+	}
+	return nil
+}
+
+// fire runs f now, or after the commit of the batch ctx is part of.
+func fire(ctx context.Context, f func()) {
+	d, ok := ctx.Value(deferKey{}).(*deferred)
+	if !ok {
+		f()
+		return
+	}
+	d.mu.Lock()
+	d.fires = append(d.fires, f)
+	d.mu.Unlock()
+}
+
+type ackKey struct{}
+
+// ack is the delivery a handler runs for, which it may delete itself as
+// part of its closing batch (Ack).
+type ack struct {
+	queue   contracts.Queue
+	name    string
+	receipt string
+	mu      sync.Mutex
+	done    bool // deleted, and the deleting batch committed
+}
+
+// Ack deletes the delivery the handler of ctx runs for, inside the batch
+// ctx is part of (DeferredBatcher), so the message is consumed in the same
+// write as the advance and the next phase's send; the pool then does not
+// delete it again. Without a delivery (a handler called directly, or on
+// Lambda, where the event source mapping deletes) it does nothing. A
+// failure is returned; the pool then deletes as usual.
+func Ack(ctx context.Context) error {
+	a, ok := ctx.Value(ackKey{}).(*ack)
+	if !ok {
+		return nil
+	}
+	a.mu.Lock()
+	done := a.done
+	a.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := a.queue.Delete(ctx, a.name, a.receipt); err != nil {
+		return err
+	}
+	fire(ctx, func() { // once the batch committed: rolled back, the pool deletes
+		a.mu.Lock()
+		a.done = true
+		a.mu.Unlock()
+	})
+	return nil
+}
+
+func (a *ack) acked() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.done
+}
