@@ -14,6 +14,14 @@
 // Beside the body an item carries only what keys, indexes and conditions
 // need, and (write_id) what tells a retried write from a conflict.
 //
+// One copy of each large byte (shared.go): in a record up to the claim
+// check threshold, every JSON string literal above SharedStringBytes
+// (1 KiB) — a final answer, a tool's output — is stored once by content
+// hash (up to 8 KiB in the item CAS#sha256-<hex> / CAS, larger in the
+// BlobStore), and the body keeps a placeholder, the item the string set
+// cas naming its refs. The answer in the completion marker, the assistant
+// node, the submission record and the committed event is then one item.
+//
 // # Key schema
 //
 // Table: pk (S, HASH) + sk (S, RANGE), on-demand. Indexes:
@@ -36,12 +44,14 @@
 //	                                                                                                         ListSessions (gsi1, 8 shards, newest id first;
 //	                                                                                                         an owner's: FilterExpression owner = :o, paged
 //	                                                                                                         on past the pre-filter Limit)
-//	submission      SESS#<sess>      SUB#<sub>             body|blob, version(N), phase, lsk=<phase>#<sub>,  CreateSubmission (Put, attribute_not_exists),
-//	                                                       write_id,
+//	submission      SESS#<sess>      SUB#<sub>             body|blob, version(N), phase, write_id,           CreateSubmission (Put, attribute_not_exists),
+//	                                                       ACCEPTED only: lsk=ACCEPTED#<sub>,
 //	                                                       non-terminal only: gsi1pk=UNFINISHED#<0-7>,       GetSubmission (GetItem, consistent),
 //	                                                       gsi1sk=<updated_at UTC, ns, fixed width>#<sub>    UpdateSubmission (Put, version = :expected, ALL_OLD),
 //	                                                                                                         ListSubmissions (Query sk begins_with SUB#,
-//	                                                                                                         or lsi1 lsk begins_with <phase>#; consistent),
+//	                                                                                                         or, ACCEPTED, lsi1 lsk begins_with ACCEPTED#,
+//	                                                                                                         or sk begins_with SUB# filtered on phase;
+//	                                                                                                         consistent),
 //	                                                                                                         ListUnfinished (gsi1, 8 shards, oldest first)
 //	sub pointer     SUB#<sub>        SUB                   session, sub, write_id                            GetSubmission / UpdateSubmission without a
 //	                                                       [, body|blob when no idem key]                    session id (GetItem, cached); id uniqueness
@@ -52,12 +62,17 @@
 //	                                                                                                         ToolRecords (Query begins_with, consistent)
 //	event           SUB#<sub>        EVT#<key>             body|blob, seq(N), lsk=EVT#<seq:020>, ttl         AppendEvents (Put, attribute_not_exists),
 //	                                                                                                         ListEvents (lsi1 lsk BETWEEN, consistent)
-//	event counter   SUB#<sub>        EVTSEQ                n(N), ttl                                         AppendEvents (Update ADD n)
+//	event counter   SUB#<sub>        EVTSEQ                n(N), ttl                                         AppendEvents (Update ADD n: a block of 64 seqs;
+//	                                                                                                         then a consistent GetItem per append while
+//	                                                                                                         n still ends the Store's block)
 //	node            NODE#<node>      NODE                  body|blob, parent                                 PutNode (Put, attribute_not_exists),
 //	                                                                                                         GetNode, Path (GetItem per hop, consistent)
-//	stream chunk    STREAM#<key>     CHUNK#<seq:010>       body|blob, ttl                                    PutChunks (Put, attribute_not_exists, concurrent),
+//	stream chunk    STREAM#<key>     CHUNK#<seq:010>       body|blob (one chunk, or n(N) of them: a flush),  PutChunks (Put, attribute_not_exists: one item
+//	                                                       ttl                                               per call),
 //	                                                                                                         GetStream (Query pk, consistent)
 //	stream done     STREAM#<key>     DONE                  body|blob, ttl                                    Complete (Put, attribute_not_exists), GetStream
+//	shared string   CAS#<sha256-hex> CAS                   v (a JSON string literal, quotes included)        encode (GetItem, then Put attribute_not_exists,
+//	                                                                                                         before the item naming it), decode (GetItem)
 //	workflow        WF#<wf>          WORKFLOW              body|blob, write_id                               CreateWorkflow (Put, attribute_not_exists, ALL_OLD),
 //	                                                                                                         GetWorkflow (GetItem, consistent)
 //	run             RUN#<run>        RUN                   body|blob, version(N), write_id,                  CreateRun (Put, attribute_not_exists, ALL_OLD =

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -18,9 +19,10 @@ import (
 //     are the same item), with seq (N) and lsk = EVT#<seq, 20 digits> for
 //     the LSI that orders them.
 //
-// AppendEvents reserves a block of seqs with one ADD, then puts the events
-// in order, each conditional on attribute_not_exists: a repeated key is a
-// no-op and its reserved seq a gap. No transaction: a crash between the ADD
+// AppendEvents takes seqs from the Store's reserved block (reserveSeqs: a
+// read of the counter, or an ADD reserving a new block), then puts the
+// events in order, each conditional on attribute_not_exists: a repeated
+// key is a no-op and its reserved seq a gap. No transaction: a crash between the ADD
 // and a put leaves a gap, never a duplicate. A Store serialises its own
 // appends per submission (striped locks), so within one process events
 // become visible in seq order; two processes appending to one submission at
@@ -82,18 +84,10 @@ func (s *Store) appendEvents(ctx context.Context, sub string, evs []contracts.Ev
 	if len(pending) == 0 {
 		return nil
 	}
-	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 s.table,
-		Key:                       key(pk, skEventSeq),
-		UpdateExpression:          new("ADD #n :k SET #ttl = :ttl"),
-		ExpressionAttributeNames:  map[string]string{"#n": attrCounter, "#ttl": attrTTL},
-		ExpressionAttributeValues: item{":k": num(int64(len(pending))), ":ttl": s.ttl()},
-		ReturnValues:              types.ReturnValueUpdatedNew,
-	})
+	first, err := s.reserveSeqs(ctx, sub, int64(len(pending)))
 	if err != nil {
-		return fmt.Errorf("reserving %d seqs: %w", len(pending), err)
+		return err
 	}
-	first := getN(out.Attributes, attrCounter) - int64(len(pending)) + 1
 	for i, it := range pending {
 		seq := first + int64(i)
 		it = with(it, item{attrSeq: num(seq), attrLSK: str(eventLSK(seq)), attrTTL: s.ttl()})
@@ -132,4 +126,75 @@ func (s *Store) ListEvents(ctx context.Context, submissionID string, after int64
 		return nil, fmt.Errorf("listing events of submission %s: %w", submissionID, err)
 	}
 	return out, nil
+}
+
+// Seq blocks. A Store reserves seqs a block at a time (one ADD of
+// seqBlock to EVTSEQ) and hands them out to its next appends of the
+// submission while the counter still ends at its block: a consistent read
+// of the counter (a read unit) instead of an ADD (a write unit) per
+// append. If any other process reserved since, the counter has moved past
+// the block, and this Store reserves a new one — so seqs still rise in
+// commit order, as with an ADD per append (the same caveat: two processes
+// appending at the very same moment may make a later seq visible a moment
+// before an earlier one). The unused rest of a block is a gap, like a
+// crash between the ADD and the put. A block is used only for
+// seqBlockFor after its reservation, well inside the counter's ttl (which
+// each reservation renews), so the counter outlives the events.
+const (
+	seqBlock    = 64
+	seqBlockFor = time.Hour
+)
+
+type seqRange struct {
+	next, end int64 // next free seq of the block; the counter at reservation
+	at        time.Time
+}
+
+// reserveSeqs returns the first of k fresh seqs of the submission's events
+// (the caller holds the submission's append lock).
+func (s *Store) reserveSeqs(ctx context.Context, sub string, k int64) (int64, error) {
+	pk := submissionPK(sub)
+	s.mu.Lock()
+	b, ok := s.seqs[sub]
+	s.mu.Unlock()
+	if ok && b.end-b.next+1 >= k && s.opts.Clock.Now().Sub(b.at) < seqBlockFor {
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: s.table, Key: key(pk, skEventSeq), ConsistentRead: new(true),
+			ProjectionExpression: new("#n"), ExpressionAttributeNames: map[string]string{"#n": attrCounter},
+		})
+		if err != nil {
+			return 0, fmt.Errorf("reading the seq counter: %w", err)
+		}
+		if getN(out.Item, attrCounter) == b.end { // nobody reserved since: the block is still ours
+			first := b.next
+			b.next += k
+			s.rememberSeqs(sub, b)
+			return first, nil
+		}
+	}
+	n := max(k, seqBlock)
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 s.table,
+		Key:                       key(pk, skEventSeq),
+		UpdateExpression:          new("ADD #n :k SET #ttl = :ttl"),
+		ExpressionAttributeNames:  map[string]string{"#n": attrCounter, "#ttl": attrTTL},
+		ExpressionAttributeValues: item{":k": num(n), ":ttl": s.ttl()},
+		ReturnValues:              types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reserving %d seqs: %w", n, err)
+	}
+	end := getN(out.Attributes, attrCounter)
+	first := end - n + 1
+	s.rememberSeqs(sub, seqRange{next: first + k, end: end, at: s.opts.Clock.Now()})
+	return first, nil
+}
+
+func (s *Store) rememberSeqs(sub string, b seqRange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seqs == nil || len(s.seqs) >= 10_000 {
+		s.seqs = map[string]seqRange{}
+	}
+	s.seqs[sub] = b
 }

@@ -18,6 +18,9 @@ import (
 // writes them.
 
 const (
+	attrPhase = "phase"
+	// indexedPhase is the one phase whose submissions are in the LSI.
+	indexedPhase  = contracts.PhaseAccepted
 	skPointer     = "SUB"
 	attrSession   = "session"
 	attrSubmitted = "sub"
@@ -28,7 +31,11 @@ func recordSK(id string) string     { return "SUB#" + id }
 
 // submissionItem is the full record item of sub (the caller sets Version).
 // Only a non-terminal submission carries the GSI key attributes, so a
-// terminal write drops it from the sparse repair index.
+// terminal write drops it from the sparse repair index; only an ACCEPTED
+// one carries the LSI key (the hot phase query: the session's next
+// waiting turn), so the writes of a running turn touch no LSI entry and
+// the advance out of ACCEPTED is the one delete there. ListSubmissions by
+// any other phase filters the session's partition.
 func (s *Store) submissionItem(ctx context.Context, sub contracts.Submission) (item, error) {
 	body, err := s.encode(ctx, sub)
 	if err != nil {
@@ -36,9 +43,11 @@ func (s *Store) submissionItem(ctx context.Context, sub contracts.Submission) (i
 	}
 	it := with(key(sessionPK(sub.SessionID), recordSK(sub.ID)), body, item{
 		attrVersion: num(sub.Version),
-		"phase":     str(string(sub.Phase)),
-		attrLSK:     str(string(sub.Phase) + "#" + sub.ID),
+		attrPhase:   str(string(sub.Phase)),
 	})
+	if sub.Phase == indexedPhase {
+		it[attrLSK] = str(string(sub.Phase) + "#" + sub.ID)
+	}
 	if !sub.Phase.Terminal() {
 		it[attrGSIPK] = str("UNFINISHED#" + strconv.Itoa(shard(sub.ID)))
 		it[attrGSISK] = str(sortTime(sub.UpdatedAt) + "#" + sub.ID)
@@ -119,18 +128,23 @@ func (s *Store) UpdateSubmission(ctx context.Context, sub contracts.Submission, 
 }
 
 // ListSubmissions returns a session's submissions in id order with strongly
-// consistent Queries: the session partition's SUB# items, or, for a phase,
-// the LSI range "<phase>#".
+// consistent Queries: the session partition's SUB# items; for ACCEPTED the
+// LSI range "ACCEPTED#"; for another phase the partition filtered on phase.
 func (s *Store) ListSubmissions(ctx context.Context, sessionID string, phase contracts.Phase, limit int) ([]contracts.Submission, error) {
 	in := &dynamodb.QueryInput{
 		ConsistentRead:            new(true),
 		KeyConditionExpression:    new("pk = :pk AND begins_with(sk, :prefix)"),
 		ExpressionAttributeValues: item{":pk": str(sessionPK(sessionID)), ":prefix": str("SUB#")},
 	}
-	if phase != "" {
+	switch {
+	case phase == indexedPhase:
 		in.IndexName = new(LSI)
 		in.KeyConditionExpression = new("pk = :pk AND begins_with(lsk, :prefix)")
 		in.ExpressionAttributeValues[":prefix"] = str(string(phase) + "#")
+	case phase != "":
+		in.FilterExpression = new("#phase = :phase")
+		in.ExpressionAttributeNames = map[string]string{"#phase": attrPhase}
+		in.ExpressionAttributeValues[":phase"] = str(string(phase))
 	}
 	var out []contracts.Submission
 	err := s.query(ctx, in, limit, func(it item) (bool, error) {

@@ -319,7 +319,7 @@ var lostCases = []lostCase{
 	{"AppendEvents/counter", func(p string) func(faultproxy.Request) bool { return lose("UpdateItem", sv(skEventSeq)) }, "", appendEvents},
 	{"AppendEvents/event", func(p string) func(faultproxy.Request) bool { return lose("PutItem", sv(eventPrefix+"k2")) }, condFailed, appendEvents},
 	{"PutChunks", func(p string) func(faultproxy.Request) bool {
-		return lose("PutItem", sv(streamPK(p)), chunkPrefix+"0000000001")
+		return lose("PutItem", sv(streamPK(p)), chunkPrefix+"0000000000") // the flush is one item
 	}, condFailed,
 		func(t *testing.T, ctx context.Context, s, d *Store, _ *faultproxy.Proxy, p string) {
 			evs := []contracts.ModelEvent{{Type: contracts.ModelText, Text: "a"}, {Type: contracts.ModelText, Text: "b"}, {Type: contracts.ModelText, Text: "c"}}

@@ -63,6 +63,11 @@ type Store struct {
 	// appendMu serialises this Store's appends per submission (striped by
 	// shard), so its events become visible in seq order.
 	appendMu [shards]sync.Mutex
+	// shared remembers the shared strings stored or read (shared.go).
+	shared sharedCache
+	// seqs: the event seqs this Store reserved and has not used, per
+	// submission (events.go; guarded by mu).
+	seqs map[string]seqRange
 }
 
 var (
@@ -158,11 +163,44 @@ func (s *Store) ttl() *types.AttributeValueMemberN {
 // threshold — stores the JSON in the BlobStore under its sha256 and keeps
 // the reference in a blob attribute. The returned map has exactly one of
 // the two.
+//
+// A record up to the threshold has its string literals above
+// SharedStringBytes stored once by content hash first (shared.go): the map
+// then also has the cas attribute.
 func (s *Store) encode(ctx context.Context, v any) (item, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encoding record: %w", err)
 	}
+	if len(b) > s.opts.ClaimCheckBytes {
+		return s.encodeBytes(ctx, b) // the claim check rule: a large record goes whole
+	}
+	b, refs, err := s.share(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("encoding record: %w", err)
+	}
+	it, err := s.encodeBytes(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	if len(refs) > 0 {
+		it[attrCAS] = &types.AttributeValueMemberSS{Value: refs}
+	}
+	return it, nil
+}
+
+// encodeWhole is encode without shared strings: the record whole in the
+// body or one claim check (the workflow items, whose adapters move the
+// body attribute alone).
+func (s *Store) encodeWhole(ctx context.Context, v any) (item, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encoding record: %w", err)
+	}
+	return s.encodeBytes(ctx, b)
+}
+
+func (s *Store) encodeBytes(ctx context.Context, b []byte) (item, error) {
 	if len(b) <= s.opts.ClaimCheckBytes {
 		return item{attrBody: str(string(b))}, nil
 	}
@@ -190,6 +228,10 @@ func (s *Store) decode(ctx context.Context, it item, v any) error {
 			return fmt.Errorf("reading claim check %s: %w", ref, err)
 		}
 		body = string(b)
+	}
+	body, err := s.unshare(ctx, it, body)
+	if err != nil {
+		return err
 	}
 	if err := json.Unmarshal([]byte(body), v); err != nil {
 		return fmt.Errorf("decoding stored record: %w", err)

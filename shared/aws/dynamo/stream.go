@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -22,25 +24,36 @@ const (
 
 func streamPK(key string) string { return "STREAM#" + key }
 
-// PutChunks stores evs as chunks first, first+1, …, each unless it exists:
-// one conditional PutItem per chunk, issued concurrently.
+// PutChunks stores evs as chunks first, first+1, …: one conditional
+// PutItem (create-if-absent) of the item CHUNK#<first>, which holds the
+// one chunk, or — a flush of several — all of them (attribute n, the body
+// a JSON array). A seq some item already holds keeps its first chunk:
+// GetStream takes each seq from the item starting lowest.
 func (s *Store) PutChunks(ctx context.Context, streamKey string, first int, evs ...contracts.ModelEvent) error {
 	if streamKey == "" {
 		return fmt.Errorf("putting stream chunk %d: empty key: %w", first, contracts.ErrInvalid)
 	}
-	its := make([]item, len(evs))
-	for i, ev := range evs {
-		body, err := s.encode(ctx, ev)
-		if err != nil {
-			return fmt.Errorf("putting stream chunk %s/%d: %w", streamKey, first+i, err)
-		}
-		its[i] = with(key(streamPK(streamKey), fmt.Sprintf("%s%010d", chunkPrefix, first+i)), body, item{attrTTL: s.ttl()})
+	if len(evs) == 0 {
+		return nil
 	}
-	if err := s.putAllIfAbsent(ctx, its); err != nil {
+	var v any = evs[0]
+	extra := item{attrTTL: s.ttl()}
+	if len(evs) > 1 {
+		v, extra[attrChunks] = evs, num(int64(len(evs)))
+	}
+	body, err := s.encode(ctx, v)
+	if err != nil {
+		return fmt.Errorf("putting stream chunks %s/%d..%d: %w", streamKey, first, first+len(evs)-1, err)
+	}
+	it := with(key(streamPK(streamKey), fmt.Sprintf("%s%010d", chunkPrefix, first)), body, extra)
+	if err := s.putIfAbsent(ctx, it); err != nil {
 		return fmt.Errorf("putting stream chunks %s/%d..%d: %w", streamKey, first, first+len(evs)-1, err)
 	}
 	return nil
 }
+
+// attrChunks is the number of chunks of a batched chunk item (N).
+const attrChunks = "n"
 
 // Complete stores the stream's completion marker unless one exists (the
 // first completion wins).
@@ -62,7 +75,11 @@ func (s *Store) Complete(ctx context.Context, streamKey string, resp contracts.M
 // marker from one consistent Query of the partition (paginated); an unknown
 // key is an empty Stream.
 func (s *Store) GetStream(ctx context.Context, streamKey string) (contracts.Stream, error) {
-	var st contracts.Stream
+	var (
+		st    contracts.Stream
+		bySeq = map[int]contracts.ModelEvent{}
+		seqs  []int
+	)
 	err := s.query(ctx, &dynamodb.QueryInput{
 		ConsistentRead:            new(true),
 		KeyConditionExpression:    new("pk = :pk"),
@@ -75,16 +92,35 @@ func (s *Store) GetStream(ctx context.Context, streamKey string) (contracts.Stre
 				return false, fmt.Errorf("decoding completion: %w", err)
 			}
 		case strings.HasPrefix(sk, chunkPrefix):
-			var ev contracts.ModelEvent
-			if err := s.decode(ctx, it, &ev); err != nil {
+			first, err := strconv.Atoi(sk[len(chunkPrefix):])
+			if err != nil {
+				return false, fmt.Errorf("chunk item %s: %w", sk, contracts.ErrInvalid)
+			}
+			evs := []contracts.ModelEvent{{}}
+			if getN(it, attrChunks) > 0 {
+				evs = nil
+				err = s.decode(ctx, it, &evs)
+			} else {
+				err = s.decode(ctx, it, &evs[0])
+			}
+			if err != nil {
 				return false, fmt.Errorf("decoding chunk %s: %w", sk, err)
 			}
-			st.Chunks = append(st.Chunks, ev)
+			for i, ev := range evs {
+				if _, ok := bySeq[first+i]; !ok { // items come lowest first: the first chunk of a seq wins
+					bySeq[first+i] = ev
+					seqs = append(seqs, first+i)
+				}
+			}
 		}
 		return true, nil
 	})
 	if err != nil {
 		return contracts.Stream{}, fmt.Errorf("reading stream %s: %w", streamKey, err)
+	}
+	slices.Sort(seqs)
+	for _, q := range seqs {
+		st.Chunks = append(st.Chunks, bySeq[q])
 	}
 	return st, nil
 }

@@ -52,13 +52,17 @@ func (s *Store) PutToolResult(ctx context.Context, submissionID string, step int
 	if _, ok := body[attrBlob]; ok {
 		name = attrBlob
 	}
+	update, names, values := "SET #r = :r", map[string]string{"#r": name, "#body": attrBody, "#blob": attrBlob}, item{":r": body[name]}
+	if cas, ok := body[attrCAS]; ok { // its shared strings (shared.go)
+		update, names["#cas"], values[":cas"] = update+", #cas = :cas", attrCAS, cas
+	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 s.table,
 		Key:                       key(submissionPK(submissionID), toolPrefix(step)+r.CallID),
-		UpdateExpression:          new("SET #r = :r"),
+		UpdateExpression:          &update,
 		ConditionExpression:       new("attribute_not_exists(#body) AND attribute_not_exists(#blob)"),
-		ExpressionAttributeNames:  map[string]string{"#r": name, "#body": attrBody, "#blob": attrBlob},
-		ExpressionAttributeValues: item{":r": body[name]},
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 	})
 	if _, ok := conditionFailed(err); ok {
 		return nil // the first result wins

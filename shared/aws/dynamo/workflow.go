@@ -47,7 +47,7 @@ func (w *Workflows) CreateWorkflow(ctx context.Context, wf contracts.Workflow) (
 	if wf.ID == "" {
 		return contracts.Workflow{}, fmt.Errorf("creating workflow: empty id: %w", contracts.ErrInvalid)
 	}
-	body, err := w.s.encode(ctx, wf)
+	body, err := w.s.encodeWhole(ctx, wf)
 	if err == nil {
 		err = w.s.putNew(ctx, with(key(workflowPK(wf.ID), skWorkflow), body))
 	}
@@ -85,7 +85,7 @@ func (w *Workflows) CreateSchedule(ctx context.Context, sc contracts.Schedule) (
 // scheduleItem is the whole item of sc, with the sparse GSI keys that
 // ListSchedules reads.
 func (s *Store) scheduleItem(ctx context.Context, sc contracts.Schedule) (item, error) {
-	body, err := s.encode(ctx, sc)
+	body, err := s.encodeWhole(ctx, sc)
 	if err != nil {
 		return nil, err
 	}

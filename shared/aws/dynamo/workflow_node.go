@@ -59,7 +59,7 @@ func (w *Workflows) PutNode(ctx context.Context, n contracts.WorkflowNode) (cont
 func (s *Store) nodeItem(ctx context.Context, n contracts.WorkflowNode) (item, error) {
 	res := n.Result
 	n.Result = nil
-	body, err := s.encode(ctx, n)
+	body, err := s.encodeWhole(ctx, n)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func (s *Store) nodeItem(ctx context.Context, n contracts.WorkflowNode) (item, e
 // resultAttr encodes r as the attribute result, or result_blob when it is
 // claim-checked.
 func (s *Store) resultAttr(ctx context.Context, r contracts.NodeResult) (string, types.AttributeValue, error) {
-	enc, err := s.encode(ctx, r)
+	enc, err := s.encodeWhole(ctx, r)
 	if err != nil {
 		return "", nil, err
 	}

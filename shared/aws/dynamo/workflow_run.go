@@ -45,7 +45,7 @@ func runPointer(r contracts.WorkflowRun) item {
 // RUNNING run carries the GSI key attributes, so the write that ends it
 // drops it from the sparse repair index.
 func (s *Store) runItem(ctx context.Context, r contracts.WorkflowRun) (item, error) {
-	body, err := s.encode(ctx, r)
+	body, err := s.encodeWhole(ctx, r)
 	if err != nil {
 		return nil, err
 	}

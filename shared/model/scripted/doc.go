@@ -15,6 +15,10 @@
 //	workflow  fans out to three sub-agents with run_workflow
 //	bench     one list_dir, then an answer: the benchmarks' agent step
 //	kill      a mutating call and a slow one, then a long answer (the kill test)
+//	bench-<answer>-<chunk>-<tool>
+//	          the cost benchmark's sized step (sized.go): one bash call printing
+//	          <tool> bytes, then an answer of <answer> bytes in ~<chunk>-byte
+//	          chunks, e.g. "bench-4096-80-2048@60ms"
 //
 // The step is read from the transcript (assistant nodes since the last user
 // node), so the client keeps no state between calls: any process replays it

@@ -45,7 +45,7 @@ func Parse(model string) (name string, latency time.Duration, err error) {
 			return "", 0, fmt.Errorf("scripted model %q: bad latency: %w", model, contracts.ErrInvalid)
 		}
 	}
-	if _, ok := scenarios[name]; !ok {
+	if _, ok := scenarios[name]; !ok && sized(name) == nil {
 		return "", 0, fmt.Errorf("scripted model %q: unknown scenario (known: %s): %w", model, strings.Join(Scenarios(), ", "), contracts.ErrInvalid)
 	}
 	return name, latency, nil
@@ -58,7 +58,10 @@ func (c *Client) Stream(ctx context.Context, req contracts.ModelRequest, emit fu
 		return contracts.ModelResponse{}, err
 	}
 	c.calls.Add(1)
-	steps := scenarios[name]
+	steps, chunkBytes := scenarios[name], 24
+	if sz := sized(name); sz != nil {
+		steps, chunkBytes = sz.steps(), sz.chunk
+	}
 	n, prompt := position(req.Messages)
 	st := steps[min(n, len(steps)-1)]
 	text := strings.ReplaceAll(st.text, "{prompt}", prompt)
@@ -76,7 +79,7 @@ func (c *Client) Stream(ctx context.Context, req contracts.ModelRequest, emit fu
 		}
 		return emit(ev)
 	}
-	for _, chunk := range chunks(text) {
+	for _, chunk := range chunks(text, chunkBytes) {
 		if err := send(contracts.ModelEvent{Type: contracts.ModelText, Text: chunk}); err != nil {
 			return resp, err
 		}
@@ -130,16 +133,16 @@ func position(msgs []contracts.Node) (int, string) {
 	return n, prompt
 }
 
-// chunks splits text into word-boundary pieces of about 24 bytes.
-func chunks(text string) []string {
+// chunks splits text into word-boundary pieces of about size bytes.
+func chunks(text string, size int) []string {
 	var out []string
-	for len(text) > 24 {
-		i := strings.IndexByte(text[24:], ' ')
+	for len(text) > size {
+		i := strings.IndexByte(text[size:], ' ')
 		if i < 0 {
 			break
 		}
-		out = append(out, text[:24+i+1])
-		text = text[24+i+1:]
+		out = append(out, text[:size+i+1])
+		text = text[size+i+1:]
 	}
 	if text != "" {
 		out = append(out, text)

@@ -96,3 +96,29 @@ func TestShellRunsThePrompt(t *testing.T) {
 		t.Fatalf("calls %+v", r.ToolCalls)
 	}
 }
+
+func TestSizedScenario(t *testing.T) {
+	c := New()
+	var chunks []string
+	resp, err := c.Stream(context.Background(), contracts.ModelRequest{Model: "bench-4096-80-2048", Messages: []contracts.Node{
+		{Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: "go"}}},
+		{Role: contracts.RoleAssistant},
+	}}, func(ev contracts.ModelEvent) error {
+		if ev.Type == contracts.ModelText {
+			chunks = append(chunks, ev.Text)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Text) < 4090 || len(resp.Text) > 4096 || len(resp.ToolCalls) != 0 {
+		t.Errorf("answer of %d bytes, %d calls; want ~4096 bytes, none", len(resp.Text), len(resp.ToolCalls))
+	}
+	if len(chunks) < 45 || len(chunks) > 52 {
+		t.Errorf("%d chunks, want ~51 of ~80 B", len(chunks))
+	}
+	if _, _, err := Parse("bench-1-2@60ms"); err == nil {
+		t.Error("Parse(bench-1-2) succeeded, want an unknown scenario")
+	}
+}

@@ -14,6 +14,10 @@ import (
 // middleware (one count per logical call; SDK retries are not counted).
 // The cost report uses it; it is cheap enough to leave on.
 type CallCounter struct {
+	// Meter, when set, also prices every DynamoDB call in request units
+	// (units.go).
+	Meter *Meter
+
 	mu     sync.Mutex
 	counts map[string]int64
 }
@@ -23,8 +27,21 @@ func (c *CallCounter) Instrument(cfg *aws.Config) {
 	cfg.APIOptions = append(cfg.APIOptions, func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("cairnCallCounter",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				c.add(awsmiddleware.GetServiceID(ctx) + "." + awsmiddleware.GetOperationName(ctx))
-				return next.HandleInitialize(ctx, in)
+				svc, op := awsmiddleware.GetServiceID(ctx), awsmiddleware.GetOperationName(ctx)
+				c.add(svc + "." + op)
+				if c.Meter == nil || svc != "DynamoDB" {
+					return next.HandleInitialize(ctx, in)
+				}
+				var (
+					out  middleware.InitializeOutput
+					meta middleware.Metadata
+				)
+				_, err := c.Meter.measure(ctx, op, in.Parameters, func() (any, error) {
+					var err error
+					out, meta, err = next.HandleInitialize(ctx, in)
+					return out.Result, err
+				})
+				return out, meta, err
 			}), middleware.After)
 	})
 }
@@ -49,11 +66,14 @@ func (c *CallCounter) Snapshot() map[string]int64 {
 	return out
 }
 
-// Reset zeroes the counts.
+// Reset zeroes the counts (and the Meter's).
 func (c *CallCounter) Reset() {
 	c.mu.Lock()
 	c.counts = nil
 	c.mu.Unlock()
+	if c.Meter != nil {
+		c.Meter.Reset()
+	}
 }
 
 // Keys returns the counted call names, sorted.
