@@ -1,9 +1,13 @@
 # cairn — see README.md. Every target works offline on a fresh clone.
 GO      ?= go
 BIN     := bin
+# bash with pipefail: `make bench` tees every benchmark into bench.log and a
+# failing benchmark must still fail the target
+SHELL   := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 DEMO    ?= .cairn/demo
 
-.PHONY: build run test bench vet fmt clean functions moto-start moto-stop localstack-start localstack-stop
+.PHONY: build run test bench vet fmt clean functions coldstart moto-start moto-stop localstack-start localstack-stop
 FUNCTIONS := api model tools commit repair workflow isolate sandboxd
 
 build:
@@ -23,12 +27,14 @@ test:
 
 ## bench: engine overhead per agent step, steps/second with 8 concurrent sessions, local vs remote sandbox round trips, isolate round trip, a 1,000-node fan-out, AWS cost per step
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/turn/ ./shared/embedded/sqlite/
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/sandbox/remote/
-	$(GO) test -run '^$$' -bench 'IsolateRoundTrip|EvaluateInProcess' -benchmem -count 1 ./shared/workflow/isolate/ ./shared/workflow/script/
-	$(GO) test -run '^$$' -bench FanOut1000 -benchtime 1x -count 1 ./shared/workflow/
+	@rm -f bench.log
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/turn/ ./shared/embedded/sqlite/ | tee -a bench.log
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./shared/sandbox/remote/ | tee -a bench.log
+	$(GO) test -run '^$$' -bench 'IsolateRoundTrip|EvaluateInProcess' -benchmem -count 1 ./shared/workflow/isolate/ ./shared/workflow/script/ | tee -a bench.log
+	$(GO) test -run '^$$' -bench FanOut1000 -benchtime 1x -count 1 ./shared/workflow/ | tee -a bench.log
 	scripts/moto.sh start
-	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/aws/backend/
+	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/aws/backend/ | tee -a bench.log
+	@scripts/bench-summary.sh bench.log
 
 ## functions: cross-build every Lambda (provided.al2023/arm64) and the sandboxd container binary into dist/<name>/bootstrap + dist/<name>.zip
 functions:
@@ -39,6 +45,11 @@ functions:
 	done
 	$(GO) run ./scripts/zipdist $(FUNCTIONS)
 	@ls -l dist/*.zip
+
+## coldstart: each function's binary size and its init time under the Lambda Runtime Interface Emulator against moto (docs/PERFORMANCE.md, issue 16; not part of test)
+coldstart:
+	scripts/moto.sh start
+	GO=$(GO) scripts/coldstart.sh
 
 moto-start:
 	scripts/moto.sh start

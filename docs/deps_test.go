@@ -60,3 +60,81 @@ func forbidDeps(t *testing.T, pkgs []pkg, isRoot func(string) bool, forbidden fu
 		t.Errorf("no root package (cmd/cairn, functions/*) found; the check has nothing to check")
 	}
 }
+
+// e. each function links only what it serves (issue 16): a function that
+// does not call a model links no model SDK, one that places no sandbox no
+// ECS, one that evaluates no script and invokes no isolate neither the
+// isolate invoker nor the Lambda SDK. The table is what each one serves.
+func TestFunctionsLinkOnlyWhatTheyServe(t *testing.T) {
+	t.Parallel()
+	modelSDKs := []string{
+		"github.com/anthropics/anthropic-sdk-go", "github.com/openai/openai-go",
+		"github.com/aws/aws-sdk-go-v2/service/bedrockruntime",
+		module + "/shared/model/anthropic", module + "/shared/model/openai", module + "/shared/model/bedrock",
+		module + "/shared/model/providers$", // exactly: its keys/ sub-package checks model strings without the SDKs
+	}
+	ecs := []string{
+		"github.com/aws/aws-sdk-go-v2/service/ecs", "github.com/aws/aws-sdk-go-v2/service/ec2",
+		module + "/shared/sandbox/fargate", module + "/shared/sandbox/remote",
+	}
+	invoker := []string{
+		"github.com/aws/aws-sdk-go-v2/service/lambda", module + "/shared/workflow/isolate",
+	}
+	runtime := []string{ // the runtime, its stores and every AWS SDK: what isolate and sandboxd never link
+		"github.com/aws/aws-sdk-go-v2/", module + "/shared/aws/", module + "/shared/assemble", module + "/shared/turn",
+	}
+	starlark := []string{"go.starlark.net", module + "/shared/workflow/script"}
+	sandboxd := []string{module + "/shared/sandbox/server"}
+	cat := func(lists ...[]string) []string {
+		var out []string
+		for _, l := range lists {
+			out = append(out, l...)
+		}
+		return out
+	}
+	forbidden := map[string][]string{
+		"functions/api":      cat(modelSDKs, ecs, invoker, sandboxd),
+		"functions/model":    cat(ecs, invoker, sandboxd),
+		"functions/tools":    cat(modelSDKs, invoker, sandboxd),
+		"functions/commit":   cat(modelSDKs, ecs, invoker, sandboxd),
+		"functions/repair":   cat(modelSDKs, ecs, invoker, sandboxd),
+		"functions/workflow": cat(modelSDKs, ecs, sandboxd),
+		"functions/isolate":  cat(modelSDKs, ecs, runtime, sandboxd, []string{"github.com/aws/aws-sdk-go-v2"}),
+		"functions/sandboxd": cat(modelSDKs, runtime, starlark, []string{"github.com/aws/aws-sdk-go-v2"}),
+	}
+	pkgs, err := goList(root(t), lambdaEnv, "-deps", "-tags", lambdaTags, "./functions/...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, p := range pkgs {
+		if strings.HasPrefix(rel(p.ImportPath), "functions/") && p.Name == "main" {
+			seen[rel(p.ImportPath)] = true
+		}
+	}
+	for fn := range seen {
+		if _, ok := forbidden[fn]; !ok {
+			t.Errorf("%s: a function without a row in this test's table: say what it must not link", fn)
+		}
+	}
+	for fn, prefixes := range forbidden {
+		if !seen[fn] {
+			t.Errorf("%s: in the table but not a function any more", fn)
+			continue
+		}
+		bad := func(ip string) bool {
+			for _, p := range prefixes { // a path and what is below it; "path$" the path alone
+				if exact, ok := strings.CutSuffix(p, "$"); ok {
+					if ip == exact {
+						return true
+					}
+				} else if ip == p || strings.HasPrefix(ip, strings.TrimSuffix(p, "/")+"/") {
+					return true
+				}
+			}
+			return false
+		}
+		forbidDeps(t, pkgs, func(r string) bool { return r == fn }, bad,
+			"%s links what it does not serve: %s (through %s); build the heavy part in a sub-package of shared/aws/backend that only the function serving it names in backend.Serves")
+	}
+}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/auth"
 	awsbackend "github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/all"
 	"github.com/cairnrun/cairn/shared/aws/harness"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -78,6 +79,7 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 		return fmt.Errorf("locating the cairn binary (it runs the isolate): %w", err)
 	}
 	cfg.Workflows.Isolate = []string{self, "isolate"}
+	cfg.Serves = all.Serves // the harness plays every function in this process
 	rt, err := awsbackend.New(ctx, cfg)
 	if err != nil {
 		return err

@@ -1,8 +1,9 @@
 // Command tools is the tools-phase Lambda: SQS FIFO batches in, partial batch
 // failures out, the same handler `cairn dev` runs.
 //
-// It may import shared/aws/backend, shared/aws/lambdafn, shared/contracts,
-// the standard library and aws-lambda-go.
+// It may import shared/aws/backend, shared/aws/backend/sandboxes,
+// shared/aws/lambdafn, shared/contracts, the standard library and
+// aws-lambda-go.
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/sandboxes"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -21,7 +23,7 @@ func main() {
 	// Format and level follow the function's logging config (AWS_LAMBDA_LOG_FORMAT,
 	// AWS_LAMBDA_LOG_LEVEL); lines logged with an invocation's ctx carry its requestId.
 	log := lambdacontext.NewLogger()
-	rt, err := backend.Boot(context.Background(), os.Getenv, log)
+	rt, err := backend.Boot(context.Background(), os.Getenv, log, backend.Serves{Sandboxes: sandboxes.Fargate})
 	if err != nil {
 		log.Error("starting", "error", err)
 		os.Exit(1)

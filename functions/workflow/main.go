@@ -2,8 +2,9 @@
 // firings from the workflow SQS FIFO queue; scripts are evaluated by the
 // isolate function, never here.
 //
-// It may import shared/aws/backend, shared/aws/lambdafn, shared/contracts,
-// the standard library and aws-lambda-go.
+// It may import shared/aws/backend, shared/aws/backend/scripts,
+// shared/aws/lambdafn, shared/contracts, the standard library and
+// aws-lambda-go.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/scripts"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -22,7 +24,7 @@ func main() {
 	// Format and level follow the function's logging config (AWS_LAMBDA_LOG_FORMAT,
 	// AWS_LAMBDA_LOG_LEVEL); lines logged with an invocation's ctx carry its requestId.
 	log := lambdacontext.NewLogger()
-	rt, err := backend.Boot(context.Background(), os.Getenv, log)
+	rt, err := backend.Boot(context.Background(), os.Getenv, log, backend.Serves{Evaluator: scripts.Evaluator})
 	if err != nil {
 		log.Error("starting", "error", err)
 		os.Exit(1)

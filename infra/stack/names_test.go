@@ -107,7 +107,7 @@ func TestNamesMatchTheRuntime(t *testing.T) {
 		"EnvSandboxSecurityGroups": stack.EnvSandboxSecurityGroups, "EnvSandboxKeySecret": stack.EnvSandboxKeySecret,
 		"EnvSandboxIdle": stack.EnvSandboxIdle,
 	})
-	check("shared/model/providers/providers.go", map[string]string{
+	check("shared/model/providers/keys/keys.go", map[string]string{
 		"EnvAnthropicKeyRef": stack.EnvAnthropicKey, "EnvOpenAIKeyRef": stack.EnvOpenAIKey,
 	})
 	check("shared/aws/dynamo/table.go", map[string]string{"GSI": stack.IndexGSI, "LSI": stack.IndexLSI, "TTLAttribute": stack.TTLAttribute})

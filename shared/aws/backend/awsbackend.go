@@ -24,7 +24,7 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/dumpable"
 	"github.com/cairnrun/cairn/shared/ids"
-	"github.com/cairnrun/cairn/shared/model/providers"
+	"github.com/cairnrun/cairn/shared/model/providers/keys"
 	"github.com/cairnrun/cairn/shared/secrets"
 	"github.com/cairnrun/cairn/shared/tools"
 )
@@ -74,6 +74,10 @@ type Config struct {
 	Clock contracts.Clock
 	// AWS overrides the loaded SDK config (tests); nil = config.LoadDefaultConfig.
 	AWS *aws.Config
+	// Serves: the model clients, Fargate sandboxes and evaluator this
+	// process builds (constructors from backend's sub-packages; the zero
+	// value checks them only). Boot's argument; all.Serves is everything.
+	Serves Serves
 }
 
 // Queues every deployment has: the phase queues and their DLQs.
@@ -177,13 +181,12 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	models, err := providers.FromEnv(providers.Config{
-		Getenv:  getenv,
-		Secrets: secrets.Resolver{Getenv: getenv, SecretsManager: secretsmanager.NewFromConfig(awsCfg)},
-		AWS:     func(context.Context) (aws.Config, error) { return awsCfg, nil },
-	})
-	if err != nil {
-		return nil, fmt.Errorf("aws backend: %w", err)
+	res := secrets.Resolver{Getenv: getenv, SecretsManager: secretsmanager.NewFromConfig(awsCfg)}
+	models := keys.Checks(keys.Config{Getenv: getenv, Secrets: res, Bedrock: true})
+	if c.Serves.Models != nil {
+		if models, err = c.Serves.Models(getenv, res, awsCfg); err != nil {
+			return nil, fmt.Errorf("aws backend: %w", err)
+		}
 	}
 	def := getenv(EnvDefaultModel)
 	if def == "" {
@@ -195,15 +198,19 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		Clock: clock, IDs: ids.New(clock),
 	}
 	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def}
-	workflowPorts(c, awsCfg, store, &ports, &rc)
+	if err := workflowPorts(c, awsCfg, store, &ports, &rc); err != nil {
+		return nil, fmt.Errorf("aws backend: %w", err)
+	}
 	return assemble.New(ports, rc)
 }
 
 // Boot is what every function's main does: read the environment through
-// getenv, then New. The sandbox base environment is PATH only. First it
-// switches the process's dumpable flag off (shared/dumpable): no process of
-// the function's user reads its credentials through /proc.
-func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger) (*assemble.Runtime, error) {
+// getenv, then New with what the function serves (Serves: the constructors
+// its main names, so it links only those). The sandbox base environment is
+// PATH only. First it switches the process's dumpable flag off
+// (shared/dumpable): no process of the function's user reads its
+// credentials through /proc.
+func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger, serves Serves) (*assemble.Runtime, error) {
 	if err := dumpable.Off(); err != nil {
 		return nil, err
 	}
@@ -211,6 +218,6 @@ func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger) (*a
 	if err != nil {
 		return nil, err
 	}
-	c.Log, c.Env = log, []string{"PATH=" + getenv("PATH")}
+	c.Log, c.Env, c.Serves = log, []string{"PATH=" + getenv("PATH")}, serves
 	return New(ctx, c)
 }

@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/all"
+	"github.com/cairnrun/cairn/shared/aws/backend/sandboxes"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -52,20 +55,28 @@ func TestOperatorsFromEnv(t *testing.T) {
 		t.Fatalf("FromEnv: %q, %v", c.Operators, err)
 	}
 	m["CAIRN_OPERATORS"] = "arn:aws:s3:::bucket"
-	if _, err := backend.Boot(context.Background(), env(m), nil); err == nil || !strings.Contains(err.Error(), "CAIRN_OPERATORS") {
+	if _, err := backend.Boot(context.Background(), env(m), nil, backend.Serves{}); err == nil || !strings.Contains(err.Error(), "CAIRN_OPERATORS") {
 		t.Fatalf("Boot with a bad operator: %v", err)
 	}
 }
 
 // BenchmarkBoot is a function's init work after the process starts:
 // reading the environment, loading the SDK config, building the clients
-// and adapters and assembling the runtime (no AWS call is made).
+// and adapters and assembling the runtime (no AWS call is made): the
+// commit function's (Serves{}) and one serving everything.
 func BenchmarkBoot(b *testing.B) {
 	getenv := env(fullEnv())
-	for b.Loop() {
-		if _, err := backend.Boot(context.Background(), getenv, nil); err != nil {
-			b.Fatal(err)
-		}
+	for _, v := range []struct {
+		name   string
+		serves backend.Serves
+	}{{"checks", backend.Serves{}}, {"all", all.Serves}} {
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := backend.Boot(context.Background(), getenv, nil, v.serves); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
@@ -90,20 +101,32 @@ func TestFargateSandboxesFromEnv(t *testing.T) {
 	if f := c.Fargate; f == nil || len(f.Subnets) != 2 || f.Subnets[1] != "subnet-b" || f.Container != "sandboxd" || f.IdleTimeout != 10*time.Minute {
 		t.Fatalf("fargate settings %+v", c.Fargate)
 	}
-	// The key reference must resolve: without it Boot says which one.
-	if _, err := backend.Boot(context.Background(), env(m), nil); err == nil || !strings.Contains(err.Error(), "env:TEST_SANDBOX_KEY") {
+	// The tools function places sandboxes: the key reference must resolve,
+	// and without it Boot says which one. The other functions only check
+	// specs and never read the key.
+	tools := backend.Serves{Sandboxes: sandboxes.Fargate}
+	if _, err := backend.Boot(context.Background(), env(m), nil, tools); err == nil || !strings.Contains(err.Error(), "env:TEST_SANDBOX_KEY") {
 		t.Fatalf("boot without the key: %v", err)
 	}
+	checks, err := backend.Boot(context.Background(), env(m), nil, backend.Serves{})
+	if err != nil {
+		t.Fatalf("a function placing no sandbox needs no sandbox key: %v", err)
+	}
+	if _, err := checks.Ports.Sandboxes.Acquire(context.Background(), "s", contracts.SandboxSpec{}); !errors.Is(err, contracts.ErrUnavailable) {
+		t.Errorf("Acquire outside the tools function: %v, want ErrUnavailable", err)
+	}
 	m["TEST_SANDBOX_KEY"] = "0123456789abcdef0123456789abcdef"
-	rt, err := backend.Boot(context.Background(), env(m), nil)
+	placing, err := backend.Boot(context.Background(), env(m), nil, tools)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Tools never run in the function itself: only fargate is served.
-	if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{}); err != nil {
-		t.Errorf("default kind refused: %v", err)
-	}
-	if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{Kind: "local"}); !errors.Is(err, contracts.ErrInvalid) {
-		t.Errorf("local kind with Fargate configured: %v", err)
+	for _, rt := range []*assemble.Runtime{placing, checks} {
+		// Tools never run in the function itself: only fargate is served.
+		if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{}); err != nil {
+			t.Errorf("default kind refused: %v", err)
+		}
+		if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{Kind: "local"}); !errors.Is(err, contracts.ErrInvalid) {
+			t.Errorf("local kind with Fargate configured: %v", err)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/all"
 	"github.com/cairnrun/cairn/shared/aws/harness"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -52,6 +53,7 @@ func newStack(t *testing.T, visibility time.Duration, maxReceives int, w wrap) *
 	cfg.SandboxDir = t.TempDir()
 	cfg.Env = []string{"PATH=" + os.Getenv("PATH")}
 	cfg.LeaseTTL = visibility
+	cfg.Serves = all.Serves // every function's part in one process, as cairn dev --backend aws
 	rt, err := backend.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

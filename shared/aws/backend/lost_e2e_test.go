@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/all"
 	"github.com/cairnrun/cairn/shared/aws/harness"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -80,6 +81,7 @@ func newLossyStack(t *testing.T, isolate []string) *lossyStack {
 	cfg.Env = []string{"PATH=" + os.Getenv("PATH")}
 	cfg.LeaseTTL = visibility
 	cfg.Workflows.Isolate = isolate
+	cfg.Serves = all.Serves
 	rt, err := backend.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

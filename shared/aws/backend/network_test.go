@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/sandboxes"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -50,16 +51,23 @@ func TestFargateNetworkFromEnv(t *testing.T) {
 		if c.Fargate.Network != tc.wantNetwork || (tc.groups != "" && len(c.Fargate.InternetSecurityGroups) != 2) {
 			t.Errorf("%s: fargate settings %+v", tc.name, c.Fargate)
 		}
-		rt, err := backend.Boot(context.Background(), env(m), nil)
-		if err != nil {
-			t.Fatalf("%s: boot: %v", tc.name, err)
-		}
-		if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{Network: contracts.NetworkNone}); err != nil {
-			t.Errorf("%s: network none refused: %v", tc.name, err)
-		}
-		err = rt.Engine.CheckSandbox(internet)
-		if tc.internetOK != (err == nil) || (err != nil && !errors.Is(err, contracts.ErrInvalid)) {
-			t.Errorf("%s: network internet: %v, want ok=%v", tc.name, err, tc.internetOK)
+		// The tools function (which places sandboxes) and every other one
+		// (which only checks specs, without ECS) answer alike.
+		for fn, serves := range map[string]backend.Serves{"tools": {Sandboxes: sandboxes.Fargate}, "api": {}} {
+			rt, err := backend.Boot(context.Background(), env(m), nil, serves)
+			if err != nil {
+				t.Fatalf("%s, %s: boot: %v", tc.name, fn, err)
+			}
+			if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{Network: contracts.NetworkNone}); err != nil {
+				t.Errorf("%s, %s: network none refused: %v", tc.name, fn, err)
+			}
+			err = rt.Engine.CheckSandbox(internet)
+			if tc.internetOK != (err == nil) || (err != nil && !errors.Is(err, contracts.ErrInvalid)) {
+				t.Errorf("%s, %s: network internet: %v, want ok=%v", tc.name, fn, err, tc.internetOK)
+			}
+			if err := rt.Engine.CheckSandbox(contracts.SandboxSpec{Network: "lan"}); !errors.Is(err, contracts.ErrInvalid) {
+				t.Errorf("%s, %s: network lan: %v", tc.name, fn, err)
+			}
 		}
 	}
 	m := base()

@@ -9,15 +9,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ecs"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/sandbox/fargate"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
-	"github.com/cairnrun/cairn/shared/sandbox/snapshot"
-	"github.com/cairnrun/cairn/shared/secrets"
 )
 
 // Environment of the fargate sandboxes (all but the idle time required once
@@ -45,7 +40,7 @@ const (
 type Fargate struct {
 	Cluster, TaskDefinition, Container string
 	Subnets, SecurityGroups            []string
-	Network                            string        // fargate.NetworkPrivate or fargate.NetworkPublic
+	Network                            string        // "private" or "public" (fargate.NetworkPrivate, fargate.NetworkPublic)
 	InternetSecurityGroups             []string      // public only: spec network "internet"
 	KeySecret                          string        // reference, never the key
 	IdleTimeout                        time.Duration // 0 = fargate.DefaultIdleTimeout
@@ -72,10 +67,10 @@ func fargateFromEnv(getenv func(string) string) (*Fargate, []string, error) {
 	}
 	switch f.Network {
 	case "":
-		f.Network = fargate.NetworkPrivate
-	case fargate.NetworkPrivate, fargate.NetworkPublic:
+		f.Network = networkPrivate
+	case networkPrivate, networkPublic:
 	default:
-		return nil, nil, fmt.Errorf("%s=%q: want %s or %s", EnvSandboxNetwork, f.Network, fargate.NetworkPrivate, fargate.NetworkPublic)
+		return nil, nil, fmt.Errorf("%s=%q: want %s or %s", EnvSandboxNetwork, f.Network, networkPrivate, networkPublic)
 	}
 	if f.Container == "" {
 		f.Container = "sandboxd"
@@ -98,8 +93,10 @@ func fargateFromEnv(getenv func(string) string) (*Fargate, []string, error) {
 
 // sandboxes is the deployment's SandboxProvider: with Fargate settings
 // only the "fargate" kind is served (tools never run in the process that
-// holds the runtime's credentials); without them, as on a local endpoint,
-// "local" directories under SandboxDir.
+// holds the runtime's credentials) — placed by c.Serves.Sandboxes (the
+// tools function's sandboxes.Fargate), else only checked (fargateChecks);
+// without them, as on a local endpoint, "local" directories under
+// SandboxDir.
 func sandboxes(ctx context.Context, c Config, awsCfg aws.Config, sessions placement.Sessions, blobs contracts.BlobStore) (contracts.SandboxProvider, error) {
 	if c.Fargate == nil {
 		dir := c.SandboxDir
@@ -108,28 +105,12 @@ func sandboxes(ctx context.Context, c Config, awsCfg aws.Config, sessions placem
 		}
 		return &placement.Router{Default: "local", Kinds: map[string]contracts.SandboxProvider{"local": local.NewProvider(dir, local.Options{Env: c.Env})}}, nil
 	}
-	f := c.Fargate
-	getenv := c.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
+	var p contracts.SandboxProvider = fargateChecks{c.Fargate}
+	if c.Serves.Sandboxes != nil {
+		var err error
+		if p, err = c.Serves.Sandboxes(ctx, c, awsCfg, sessions, blobs); err != nil {
+			return nil, err
+		}
 	}
-	key, err := secrets.Resolver{Getenv: getenv, SecretsManager: secretsmanager.NewFromConfig(awsCfg)}.Resolve(ctx, f.KeySecret)
-	if err != nil {
-		return nil, fmt.Errorf("aws backend: sandbox key: %w", err)
-	}
-	var ec2 fargate.EC2API
-	if f.Network == fargate.NetworkPublic {
-		ec2 = fargate.NewEC2(awsCfg) // the tasks' public IPs
-	}
-	p, err := fargate.New(fargate.Config{
-		ECS: ecs.NewFromConfig(awsCfg), Cluster: f.Cluster, TaskDefinition: f.TaskDefinition, Container: f.Container,
-		Subnets: f.Subnets, SecurityGroups: f.SecurityGroups, Sessions: sessions,
-		Network: f.Network, InternetSecurityGroups: f.InternetSecurityGroups, EC2: ec2,
-		Tokens: placement.Tokens{Key: []byte(key)}, IdleTimeout: f.IdleTimeout, Log: c.Log,
-		Snapshots: &snapshot.Store{Blobs: blobs},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("aws backend: %w", err)
-	}
-	return &placement.Router{Default: fargate.Kind, Kinds: map[string]contracts.SandboxProvider{fargate.Kind: p}}, nil
+	return &placement.Router{Default: kindFargate, Kinds: map[string]contracts.SandboxProvider{kindFargate: p}}, nil
 }

@@ -2,14 +2,11 @@ package backend
 
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/scheduler"
 
 	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/aws/dynamo"
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/workflow/isolate"
-	"github.com/cairnrun/cairn/shared/workflow/isolate/lambdainvoke"
 	"github.com/cairnrun/cairn/shared/workflow/schedule"
 )
 
@@ -48,22 +45,29 @@ func workflowsFromEnv(getenv func(string) string, urls map[string]string) Workfl
 }
 
 // workflowPorts adds the workflow store, the evaluator and the scheduler
-// when the workflow queue and an isolate are configured.
-func workflowPorts(c Config, awsCfg aws.Config, store *dynamo.Store, ports *assemble.Ports, rc *assemble.Config) {
+// when the workflow queue and an isolate are configured. The evaluator is
+// c.Serves.Evaluator's (the workflow function's scripts.Evaluator); without
+// it runs are started, woken and given their nodes' results here, and
+// evaluated only by the workflow function.
+func workflowPorts(c Config, awsCfg aws.Config, store *dynamo.Store, ports *assemble.Ports, rc *assemble.Config) error {
 	if c.QueueURLs[contracts.QueueWorkflow] == "" {
-		return
+		return nil
 	}
 	w := c.Workflows
-	switch {
-	case len(w.Isolate) > 0:
-		ports.Evaluator = &isolate.Runner{Command: w.Isolate}
-	case w.IsolateFunction != "":
-		ports.Evaluator = &lambdainvoke.Evaluator{Client: lambda.NewFromConfig(awsCfg), Function: w.IsolateFunction}
-	default:
-		return
+	if len(w.Isolate) == 0 && w.IsolateFunction == "" {
+		return nil
+	}
+	ports.Evaluator = notEvaluated{}
+	if c.Serves.Evaluator != nil {
+		e, err := c.Serves.Evaluator(c, awsCfg)
+		if err != nil {
+			return err
+		}
+		ports.Evaluator = e
 	}
 	ports.Workflows = store.Workflows()
 	if w.SchedulerGroup != "" && w.SchedulerRoleARN != "" && w.QueueARN != "" {
 		rc.Scheduler = &schedule.EventBridge{Client: scheduler.NewFromConfig(awsCfg), Group: w.SchedulerGroup, RoleARN: w.SchedulerRoleARN, QueueARN: w.QueueARN}
 	}
+	return nil
 }

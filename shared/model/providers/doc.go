@@ -8,8 +8,8 @@
 // missing key is reported by the name of the variable to set.
 //
 // It may import shared/contracts, shared/model/anthropic,
-// shared/model/bedrock, shared/model/openai, shared/model/scripted,
-// shared/secrets, the standard library and the AWS SDK.
+// shared/model/bedrock, shared/model/openai, shared/model/providers/keys,
+// shared/model/scripted, shared/secrets, the standard library and the AWS SDK.
 //
 // # Usage
 //

@@ -11,18 +11,19 @@ import (
 	"github.com/cairnrun/cairn/shared/model/anthropic"
 	"github.com/cairnrun/cairn/shared/model/bedrock"
 	"github.com/cairnrun/cairn/shared/model/openai"
+	"github.com/cairnrun/cairn/shared/model/providers/keys"
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/secrets"
 )
 
-// Environment variables read by FromEnv.
+// Environment variables read by FromEnv (defined by package keys).
 const (
-	EnvAnthropicKey    = "ANTHROPIC_API_KEY"
-	EnvAnthropicKeyRef = "CAIRN_ANTHROPIC_KEY" // a secret reference: secretsmanager:ID, an ARN, or env:NAME
-	EnvAnthropicURL    = "ANTHROPIC_BASE_URL"
-	EnvOpenAIKey       = "OPENAI_API_KEY"
-	EnvOpenAIKeyRef    = "CAIRN_OPENAI_KEY"
-	EnvOpenAIURL       = "OPENAI_BASE_URL"
+	EnvAnthropicKey    = keys.EnvAnthropicKey
+	EnvAnthropicKeyRef = keys.EnvAnthropicKeyRef // a secret reference: secretsmanager:ID, an ARN, or env:NAME
+	EnvAnthropicURL    = keys.EnvAnthropicURL
+	EnvOpenAIKey       = keys.EnvOpenAIKey
+	EnvOpenAIKeyRef    = keys.EnvOpenAIKeyRef
+	EnvOpenAIURL       = keys.EnvOpenAIURL
 )
 
 // Config is where FromEnv reads from.
@@ -37,27 +38,23 @@ type Config struct {
 // FromEnv returns the model clients by provider name. Clients are built
 // now; keys and AWS configuration are resolved on first use, so a missing
 // key fails the session that needs it — at creation, through CheckModel —
-// and not the whole runtime.
+// and not the whole runtime. Keys and checks are package keys' (what a
+// process that only checks model strings uses without the SDKs).
 func FromEnv(cfg Config) (map[string]contracts.ModelClient, error) {
+	kc := keys.Config{Getenv: cfg.Getenv, Secrets: cfg.Secrets}
 	models := map[string]contracts.ModelClient{"scripted": scripted.New()}
-	ak := keyOf(cfg, "anthropic", EnvAnthropicKeyRef, EnvAnthropicKey)
-	a, err := anthropic.New(anthropic.Config{Key: ak.get, BaseURL: cfg.Getenv(EnvAnthropicURL)})
+	ak := keys.Anthropic(kc)
+	a, err := anthropic.New(anthropic.Config{Key: ak.Key, BaseURL: ak.BaseURL})
 	if err != nil {
 		return nil, err
 	}
-	models["anthropic"] = checked{a, ak.check}
-	ok := keyOf(cfg, "openai", EnvOpenAIKeyRef, EnvOpenAIKey)
-	base := cfg.Getenv(EnvOpenAIURL)
-	okey := ok.get
-	check := ok.check
-	if base != "" && ok.ref == "" {
-		okey, check = nil, func(context.Context) error { return nil } // Ollama, vLLM: no key
-	}
-	o, err := openai.New(openai.Config{Key: okey, BaseURL: base})
+	models["anthropic"] = checked{a, ak.Check}
+	ok := keys.OpenAI(kc)
+	o, err := openai.New(openai.Config{Key: ok.Key, BaseURL: ok.BaseURL})
 	if err != nil {
 		return nil, err
 	}
-	models["openai"] = checked{o, check}
+	models["openai"] = checked{o, ok.Check}
 	if cfg.AWS != nil {
 		models["bedrock"] = &lazyBedrock{load: cfg.AWS}
 	}
@@ -75,56 +72,7 @@ type checked struct {
 	check func(context.Context) error
 }
 
-func (c checked) CheckModel(name string) error {
-	if name == "" {
-		return fmt.Errorf("model name is empty (want provider:model): %w", contracts.ErrInvalid)
-	}
-	return c.check(context.Background())
-}
-
-// key resolves one provider's API key by reference and caches it.
-type key struct {
-	provider, ref, hint string
-	res                 secrets.Resolver
-	mu                  sync.Mutex
-	val                 string
-}
-
-// keyOf reads the provider's reference variable, else points at its plain
-// environment variable.
-func keyOf(cfg Config, provider, refVar, plainVar string) *key {
-	k := &key{provider: provider, res: cfg.Secrets, hint: fmt.Sprintf("set %s (or %s to a secret reference such as secretsmanager:ID)", plainVar, refVar)}
-	if k.res.Getenv == nil {
-		k.res.Getenv = cfg.Getenv
-	}
-	k.ref = cfg.Getenv(refVar)
-	if k.ref == "" && cfg.Getenv(plainVar) != "" {
-		k.ref = "env:" + plainVar
-	}
-	return k
-}
-
-func (k *key) get(ctx context.Context) (string, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.val != "" {
-		return k.val, nil
-	}
-	if k.ref == "" {
-		return "", fmt.Errorf("%s: no API key configured: %s: %w", k.provider, k.hint, contracts.ErrInvalid)
-	}
-	v, err := k.res.Resolve(ctx, k.ref)
-	if err != nil {
-		return "", fmt.Errorf("%s API key: %w (%s)", k.provider, err, k.hint)
-	}
-	k.val = v
-	return v, nil
-}
-
-func (k *key) check(ctx context.Context) error {
-	_, err := k.get(ctx)
-	return err
-}
+func (c checked) CheckModel(name string) error { return keys.CheckKeyed(name, c.check) }
 
 // lazyBedrock builds the Bedrock client on first use: loading the AWS
 // configuration reads files and the environment, which a runtime that
@@ -164,8 +112,5 @@ func (l *lazyBedrock) Stream(ctx context.Context, req contracts.ModelRequest, em
 // CheckModel refuses an empty model id; credentials are checked by IAM when
 // the step runs.
 func (l *lazyBedrock) CheckModel(name string) error {
-	if name == "" {
-		return fmt.Errorf("bedrock model id is empty (want bedrock:<model id>): %w", contracts.ErrInvalid)
-	}
-	return nil
+	return keys.CheckBedrock(name)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/model/providers"
+	"github.com/cairnrun/cairn/shared/model/providers/keys"
 )
 
 type checker interface{ CheckModel(string) error }
@@ -68,4 +69,41 @@ func TestOpenAICompatibleServerNeedsNoKey(t *testing.T) {
 	if err := m["openai"].(checker).CheckModel("llama3"); err != nil {
 		t.Fatalf("Ollama-style base URL without a key: %v", err)
 	}
+}
+
+// keys.Checks (the clients of a function that never calls a model) answer
+// CheckModel exactly as FromEnv's clients do, and never stream.
+func TestChecksAnswerAsTheClients(t *testing.T) {
+	for _, env := range []map[string]string{
+		{},
+		{"ANTHROPIC_API_KEY": "sk-ant", "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"},
+		{"CAIRN_OPENAI_KEY": "env:NOPE", "OPENAI_BASE_URL": "http://x/v1", "CAIRN_ANTHROPIC_KEY": "env:K", "K": "v"},
+	} {
+		full := build(t, env, true)
+		checks := keys.Checks(keys.Config{Getenv: func(k string) string { return env[k] }, Bedrock: true})
+		if len(full) != len(checks) {
+			t.Fatalf("%v: providers %d vs %d", env, len(full), len(checks))
+		}
+		for p, c := range full {
+			if p == "scripted" {
+				continue // the same client in both
+			}
+			for _, name := range []string{"", "some-model", "demo"} {
+				want, got := errString(c.(checker).CheckModel(name)), errString(checks[p].(checker).CheckModel(name))
+				if want != got {
+					t.Errorf("%v: %s:%s: checks say %q, the client %q", env, p, name, got, want)
+				}
+			}
+		}
+		if _, err := checks["anthropic"].Stream(context.Background(), contracts.ModelRequest{}, nil); !errors.Is(err, contracts.ErrUnavailable) {
+			t.Errorf("a check-only client streamed: %v", err)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

@@ -1,0 +1,100 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/sandbox/placement"
+	"github.com/cairnrun/cairn/shared/secrets"
+)
+
+// Serves names the heavy parts a process serves beyond the stores and
+// queues. Each field is a constructor from a sub-package of backend, so a
+// function's main links the SDKs of what it names and nothing else
+// (docs/deps_test.go checks it per function):
+//
+//	model     Serves{Models: models.FromEnv}            the providers' SDKs
+//	tools     Serves{Sandboxes: sandboxes.Fargate}      ECS (and EC2 on the public network)
+//	workflow  Serves{Evaluator: scripts.Evaluator}      the isolate invoker (Lambda)
+//	api, commit, repair: Serves{}
+//	cairn dev --backend aws, tests: all.Serves           everything
+//
+// A nil field still lets sessions be checked as the serving function
+// checks them: model strings through keys.Checks (a missing key is named
+// at session creation by the api function as before), Fargate sandbox
+// specs through the same network rules; what is never done in the
+// process (a model call, RunTask, an evaluation) is refused if asked.
+type Serves struct {
+	Models    ModelsFunc
+	Sandboxes SandboxesFunc
+	Evaluator EvaluatorFunc
+}
+
+// ModelsFunc builds the model clients (models.FromEnv).
+type ModelsFunc func(getenv func(string) string, res secrets.Resolver, awsCfg aws.Config) (map[string]contracts.ModelClient, error)
+
+// SandboxesFunc builds the Fargate sandbox provider (sandboxes.Fargate):
+// called only when c.Fargate is set.
+type SandboxesFunc func(ctx context.Context, c Config, awsCfg aws.Config, sessions placement.Sessions, blobs contracts.BlobStore) (contracts.SandboxProvider, error)
+
+// EvaluatorFunc builds where scripts are evaluated (scripts.Evaluator):
+// called only with the workflow queue and an isolate (function or
+// command) configured.
+type EvaluatorFunc func(c Config, awsCfg aws.Config) (contracts.Evaluator, error)
+
+// Names of the sandbox kind and networks, as shared/sandbox/fargate spells
+// them (a test checks they agree; this package does not import it, which
+// would link ECS).
+const (
+	kindFargate    = "fargate"
+	networkPrivate = "private"
+	networkPublic  = "public"
+)
+
+// fargateChecks is the Fargate sandbox provider of a function that never
+// places a sandbox (only the tools function does): Check is
+// fargate.Provider.Check's, the rest refuses.
+type fargateChecks struct{ f *Fargate }
+
+var _ contracts.SandboxChecker = fargateChecks{}
+
+// Check refuses a spec network this deployment cannot give, as
+// fargate.Provider.Check does. It calls nothing.
+func (p fargateChecks) Check(spec contracts.SandboxSpec) error {
+	switch spec.Network {
+	case "", contracts.NetworkNone:
+		return nil
+	case contracts.NetworkInternet:
+		if p.f.Network != networkPublic {
+			return fmt.Errorf("sandbox network %q: this deployment's fargate sandboxes are on the %s network, which has no route to the internet (deploy with network=public): %w",
+				spec.Network, p.f.Network, contracts.ErrInvalid)
+		}
+		if len(p.f.InternetSecurityGroups) == 0 {
+			return fmt.Errorf("sandbox network %q: no security group for it is configured (CAIRN_SANDBOX_INTERNET_SECURITY_GROUPS): %w", spec.Network, contracts.ErrInvalid)
+		}
+		return nil
+	}
+	return fmt.Errorf("sandbox network %q: want %q or %q: %w", spec.Network, contracts.NetworkNone, contracts.NetworkInternet, contracts.ErrInvalid)
+}
+
+var errNoSandboxes = fmt.Errorf("fargate sandboxes are placed by the tools function, not in this process: %w", contracts.ErrUnavailable)
+
+func (fargateChecks) Acquire(context.Context, string, contracts.SandboxSpec) (contracts.SandboxAPI, error) {
+	return nil, errNoSandboxes
+}
+
+// Release has nothing to release: this process holds no sandbox.
+func (fargateChecks) Release(context.Context, string) error { return nil }
+
+// notEvaluated is the Evaluator of a function that serves workflows (starts
+// runs, records node results, wakes runs) but never evaluates a script:
+// only the workflow function does.
+type notEvaluated struct{}
+
+func (notEvaluated) Evaluate(context.Context, contracts.EvalRequest) (contracts.EvalResponse, error) {
+	return contracts.EvalResponse{}, errors.New("workflow scripts are evaluated by the workflow function, not in this process")
+}
