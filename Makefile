@@ -34,6 +34,7 @@ bench:
 	$(GO) test -run '^$$' -bench FanOut1000 -benchtime 1x -count 1 ./shared/workflow/ | tee -a bench.log
 	scripts/moto.sh start
 	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/aws/backend/ | tee -a bench.log
+	$(GO) test -run '^$$' -bench FanOut1000OnEndpoint -benchtime 1x -count 1 -timeout 60m ./shared/aws/backend/ | tee -a bench.log
 	@scripts/bench-summary.sh bench.log
 
 ## functions: cross-build every Lambda (provided.al2023/arm64) and the sandboxd container binary into dist/<name>/bootstrap + dist/<name>.zip

@@ -29,7 +29,7 @@ import (
 // would build, the api handler fed API Gateway v2 events, and the harness
 // playing Lambda's SQS event source mappings.
 type stack struct {
-	t       *testing.T
+	t       testing.TB
 	rt      *assemble.Runtime
 	cfg     backend.Config
 	api     func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
@@ -39,7 +39,7 @@ type stack struct {
 
 type wrap func(name string, h func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 
-func newStack(t *testing.T, visibility time.Duration, maxReceives int, w wrap) *stack {
+func newStack(t testing.TB, visibility time.Duration, maxReceives int, w wrap) *stack {
 	t.Helper()
 	awsCfg := awstest.Config(t)
 	ctx := awstest.Context(t)

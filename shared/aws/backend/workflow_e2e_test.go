@@ -2,6 +2,7 @@ package backend_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,7 @@ import (
 
 // buildIsolate builds the isolate command (shared/workflow/isolate's test main, the
 // same code as `cairn isolate`) for this test.
-func buildIsolate(t *testing.T) []string {
+func buildIsolate(t testing.TB) []string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "isolate")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/cairnrun/cairn/shared/workflow/isolate/internal/testisolate").CombinedOutput()
@@ -105,7 +106,7 @@ func TestWorkflowOnEndpoint(t *testing.T) {
 }
 
 // rebuild assembles a new runtime on the same resources with cfg.
-func rebuild(t *testing.T, old *stack, cfg backend.Config) *stack {
+func rebuild(t testing.TB, old *stack, cfg backend.Config) *stack {
 	t.Helper()
 	rt, err := backend.New(context.Background(), cfg)
 	if err != nil {
@@ -137,4 +138,39 @@ func (s *stack) untilRun(runID string, deadline time.Duration) contracts.Workflo
 	}
 	s.t.Fatalf("run %s did not end within %s", runID, deadline)
 	return contracts.WorkflowRun{}
+}
+
+// BenchmarkFanOut1000OnEndpoint is the 1,000-node fan-out of
+// shared/workflow's BenchmarkFanOut1000 on the AWS shape: DynamoDB, S3 and
+// SQS on the endpoint (moto here), every queue driven as its Lambda's event
+// source mapping would (the harness), evaluations in a real isolate
+// process (make bench: -benchtime 1x). It reports the wall time and the
+// run's evaluations.
+func BenchmarkFanOut1000OnEndpoint(b *testing.B) {
+	isolateCmd := buildIsolate(b)
+	s := newStack(b, 30*time.Second, 5, nil)
+	cfg := s.cfg
+	cfg.Workflows.Isolate = isolateCmd
+	s = rebuild(b, s, cfg)
+	script := "def main(input):\n    rs = wait([start(\"part \" + p, model=\"scripted:plain\", key=p) for p in input[\"parts\"]])\n    return {\"n\": len(rs), \"ok\": all([r.ok for r in rs])}\n"
+	code, wf := s.call("POST", "/v1/workflows", map[string]string{"name": "fan", "script": script}, nil)
+	if code != http.StatusCreated {
+		b.Fatalf("create workflow: %d %v", code, wf)
+	}
+	parts := make([]string, 1000)
+	for i := range parts {
+		parts[i] = fmt.Sprint("p", i)
+	}
+	for i := 0; b.Loop(); i++ {
+		code, run := s.call("POST", "/v1/workflows/"+wf["id"].(string)+"/runs", map[string]any{"input": map[string]any{"parts": parts}},
+			map[string]string{"Idempotency-Key": fmt.Sprint("bench-", i)})
+		if code != http.StatusCreated {
+			b.Fatalf("start run: %d %v", code, run)
+		}
+		got := s.untilRun(run["id"].(string), 30*time.Minute)
+		if got.Status != contracts.RunSucceeded || string(got.Result) != `{"n":1000,"ok":true}` {
+			b.Fatalf("run %s %s: %s", got.Status, got.Error, got.Result)
+		}
+		b.ReportMetric(float64(got.Evaluations), "evaluations")
+	}
 }
