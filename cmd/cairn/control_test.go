@@ -77,10 +77,17 @@ func TestCtrlCCancelsTheTurn(t *testing.T) {
 }
 
 // A second Ctrl-C detaches: exit 130, the turn left to end server-side.
+// The server is stopped (SIGSTOP) before the first Ctrl-C, so the cancel
+// cannot complete and end the run before the second one arrives, however
+// slow the machine.
 func TestSecondCtrlCDetaches(t *testing.T) {
 	data := t.TempDir()
 	d := startDev(t, data)
 	_, sub, cmd, out, seen := startedRun(t, "→ bash", "run", "--addr", d.cl.base, "--data", data, "--model", "scripted:shell", "sleep 300")
+	if err := d.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer d.cmd.Process.Signal(syscall.SIGCONT) // it shuts down at cleanup
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
