@@ -65,20 +65,7 @@ var _ contracts.SandboxChecker = fargateChecks{}
 // Check refuses a spec network this deployment cannot give, as
 // fargate.Provider.Check does. It calls nothing.
 func (p fargateChecks) Check(spec contracts.SandboxSpec) error {
-	switch spec.Network {
-	case "", contracts.NetworkNone:
-		return nil
-	case contracts.NetworkInternet:
-		if p.f.Network != networkPublic {
-			return fmt.Errorf("sandbox network %q: this deployment's fargate sandboxes are on the %s network, which has no route to the internet (deploy with network=public): %w",
-				spec.Network, p.f.Network, contracts.ErrInvalid)
-		}
-		if len(p.f.InternetSecurityGroups) == 0 {
-			return fmt.Errorf("sandbox network %q: no security group for it is configured (CAIRN_SANDBOX_INTERNET_SECURITY_GROUPS): %w", spec.Network, contracts.ErrInvalid)
-		}
-		return nil
-	}
-	return fmt.Errorf("sandbox network %q: want %q or %q: %w", spec.Network, contracts.NetworkNone, contracts.NetworkInternet, contracts.ErrInvalid)
+	return placement.CheckFargateNetwork(spec, string(p.f.Network), p.f.Network == networkPublic, len(p.f.InternetSecurityGroups))
 }
 
 var errNoSandboxes = fmt.Errorf("fargate sandboxes are placed by the tools function, not in this process: %w", contracts.ErrUnavailable)

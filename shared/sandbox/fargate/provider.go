@@ -227,20 +227,7 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 // needs the public network and its security groups (the private network
 // has no route out). It calls nothing.
 func (p *Provider) Check(spec contracts.SandboxSpec) error {
-	switch spec.Network {
-	case "", contracts.NetworkNone:
-		return nil
-	case contracts.NetworkInternet:
-		if p.cfg.Network != NetworkPublic {
-			return fmt.Errorf("sandbox network %q: this deployment's fargate sandboxes are on the %s network, which has no route to the internet (deploy with network=public): %w",
-				spec.Network, p.cfg.Network, contracts.ErrInvalid)
-		}
-		if len(p.cfg.InternetSecurityGroups) == 0 {
-			return fmt.Errorf("sandbox network %q: no security group for it is configured (CAIRN_SANDBOX_INTERNET_SECURITY_GROUPS): %w", spec.Network, contracts.ErrInvalid)
-		}
-		return nil
-	}
-	return fmt.Errorf("sandbox network %q: want %q or %q: %w", spec.Network, contracts.NetworkNone, contracts.NetworkInternet, contracts.ErrInvalid)
+	return placement.CheckFargateNetwork(spec, string(p.cfg.Network), p.cfg.Network == NetworkPublic, len(p.cfg.InternetSecurityGroups))
 }
 
 // checkSessionTag accepts a session id that fits in the task's SessionTag.

@@ -107,3 +107,25 @@ func (r *Router) served() string {
 	}
 	return strings.Join(quoted, ", ")
 }
+
+// CheckFargateNetwork is the network rule of fargate sandboxes, shared by
+// the fargate provider and the functions that check specs without linking
+// ECS: "none" always, "internet" only on the public network with its
+// security groups configured. network names the deployment's network for
+// the message.
+func CheckFargateNetwork(spec contracts.SandboxSpec, network string, public bool, internetGroups int) error {
+	switch spec.Network {
+	case "", contracts.NetworkNone:
+		return nil
+	case contracts.NetworkInternet:
+		if !public {
+			return fmt.Errorf("sandbox network %q: this deployment's fargate sandboxes are on the %s network, which has no route to the internet (deploy with network=public): %w",
+				spec.Network, network, contracts.ErrInvalid)
+		}
+		if internetGroups == 0 {
+			return fmt.Errorf("sandbox network %q: no security group for it is configured (CAIRN_SANDBOX_INTERNET_SECURITY_GROUPS): %w", spec.Network, contracts.ErrInvalid)
+		}
+		return nil
+	}
+	return fmt.Errorf("sandbox network %q: want %q or %q: %w", spec.Network, contracts.NetworkNone, contracts.NetworkInternet, contracts.ErrInvalid)
+}
