@@ -70,6 +70,20 @@ type VisibilitySetter interface {
 	SetVisibility(ctx context.Context, queue, receipt string, d time.Duration) error
 }
 
+// Claimer is implemented by queues that can hand a message to its sender
+// as already received (the embedded queue: the sender's worker is in the
+// same process as the queue). SendClaimed is Send, except that when the
+// message is accepted (not a duplicate) and no other message of its group
+// is on queue, it is stored in flight — hidden for visibility, received
+// once, under the returned receipt — and ok is true: the sender handles it
+// next without a receive, and if it dies first the message reappears after
+// visibility like any received one. Otherwise the message is stored
+// visible (ok false), as Send would. Inside a Batch, the delivery is only
+// real once the batch commits.
+type Claimer interface {
+	SendClaimed(ctx context.Context, queue string, m Message, visibility time.Duration) (d Delivery, ok bool, err error)
+}
+
 // DedupID is the FIFO deduplication id: submission/step/phase/version, plus
 // the nonce of a deliberate re-drive.
 func (m Message) DedupID() string {

@@ -63,8 +63,12 @@ type ack struct {
 	queue   contracts.Queue
 	name    string
 	receipt string
+	pool    *Pool // the pool handling it: the next phase may continue here (claim)
 	mu      sync.Mutex
-	done    bool // deleted, and the deleting batch committed
+	done    bool                // deleted, and the deleting batch committed
+	claimed bool                // a send of this handler was claimed (maybe not committed yet)
+	next    *contracts.Delivery // that claimed message, once its batch committed
+	nextQ   string              // and its queue
 }
 
 // Ack deletes the delivery the handler of ctx runs for, inside the batch
@@ -99,4 +103,45 @@ func (a *ack) acked() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.done
+}
+
+// claim sends m to queue as already received by this pool (Claimer) when
+// the handler of ctx runs in a pool that chains queue and has not claimed
+// a message yet: the pool handles it right after this one, in the same
+// goroutine — no receive and no wake-up. sent: m is on the queue (claimed
+// when ok; visible otherwise, to be announced); neither: the caller sends.
+func claim(ctx context.Context, q contracts.Queue, queue string, m contracts.Message) (sent, ok bool, err error) {
+	a, _ := ctx.Value(ackKey{}).(*ack)
+	c, can := q.(contracts.Claimer)
+	if a == nil || !can || !a.pool.chains(queue) {
+		return false, false, nil
+	}
+	a.mu.Lock()
+	if a.claimed {
+		a.mu.Unlock()
+		return false, false, nil
+	}
+	a.claimed = true
+	a.mu.Unlock()
+	d, ok, err := c.SendClaimed(ctx, queue, m, a.pool.visibility())
+	if err != nil || !ok {
+		a.mu.Lock()
+		a.claimed = false
+		a.mu.Unlock()
+		return err == nil, false, err
+	}
+	fire(ctx, func() { // once the batch committed: rolled back, it was never sent
+		a.mu.Lock()
+		a.next, a.nextQ = &d, queue
+		a.mu.Unlock()
+	})
+	return true, true, nil
+}
+
+// claimedNext is the message a handler's send claimed for this pool, if
+// its batch committed, and its queue.
+func (a *ack) claimedNext() (*contracts.Delivery, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.next, a.nextQ
 }

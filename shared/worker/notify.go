@@ -57,9 +57,19 @@ type NotifyQueue struct {
 }
 
 // Send forwards and fires the queue's signal.
+// A send from a handler of a pool that serves queue is claimed for that
+// pool when the queue can (claim): it needs no wake-up.
 func (n NotifyQueue) Send(ctx context.Context, queue string, m contracts.Message) error {
-	if err := n.Queue.Send(ctx, queue, m); err != nil {
+	sent, claimed, err := claim(ctx, n.Queue, queue, m)
+	switch {
+	case err != nil:
 		return err
+	case claimed:
+		return nil
+	case !sent:
+		if err := n.Queue.Send(ctx, queue, m); err != nil {
+			return err
+		}
 	}
 	fire(ctx, n.Signals.Of(queue).Fire)
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,7 +20,14 @@ type Pool struct {
 	Visibility  time.Duration                      // default 30s
 	Poll        time.Duration                      // idle poll when no wake-up arrives; default 200ms
 	Wake        func(queue string) <-chan struct{} // fires when queue may have work (may be nil)
-	Log         *slog.Logger
+	// Chain lets a handler's closing write hand the next phase's message
+	// to this pool as already received (when the queue is a
+	// contracts.Claimer and the pool serves the next queue): the pool
+	// handles it right after, in the same goroutine and the same Once —
+	// no receive, no commit for it, no wake-up. Off, every message goes
+	// through the queue (a test that steps a turn phase by phase).
+	Chain bool
+	Log   *slog.Logger
 }
 
 // Run blocks until ctx is done.
@@ -73,34 +81,63 @@ func (p *Pool) loop(ctx context.Context, q string) {
 // Once receives up to max messages from q and handles them; it returns how
 // many it received.
 func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
-	vis := p.Visibility
-	if vis <= 0 {
-		vis = 30 * time.Second
-	}
-	ds, err := p.Queue.Receive(ctx, q, max, vis)
+	ds, err := p.Queue.Receive(ctx, q, max, p.visibility())
 	if err != nil {
 		return 0, fmt.Errorf("receiving from %s: %w", q, err)
 	}
 	for _, d := range ds {
-		a := &ack{queue: p.Queue, name: q, receipt: d.Receipt}
-		if err := p.handle(context.WithValue(ctx, ackKey{}, a), d.Message); err != nil {
-			if ctx.Err() != nil {
-				return len(ds), nil // shutting down: the message reappears for the next process
-			}
-			// Left in flight: it reappears after the visibility timeout,
-			// like an SQS batch item failure.
-			p.log().WarnContext(ctx, "handler failed; message will be redelivered", "queue", q, "session_id", d.Message.SessionID,
-				"submission_id", d.Message.SubmissionID, "step", d.Message.Step, "receive_count", d.ReceiveCount, "error", err)
-			continue
+		// A handler whose closing write sent the next phase to a queue of
+		// this pool had it claimed (claim): handle it here, now.
+		for next, queue := &d, q; next != nil; {
+			next, queue = p.deliver(ctx, queue, *next)
 		}
-		if a.acked() { // the handler's closing batch deleted it
-			continue
-		}
+	}
+	return len(ds), nil
+}
+
+// deliver handles one received message and acknowledges it, and returns
+// the message its handler claimed for this pool, if any, with its queue.
+func (p *Pool) deliver(ctx context.Context, q string, d contracts.Delivery) (*contracts.Delivery, string) {
+	a := &ack{queue: p.Queue, name: q, receipt: d.Receipt, pool: p}
+	herr := p.handle(context.WithValue(ctx, ackKey{}, a), d.Message)
+	next, nextQ := a.claimedNext()
+	switch {
+	case herr != nil && ctx.Err() != nil:
+		// shutting down: the message reappears for the next process
+	case herr != nil:
+		// Left in flight: it reappears after the visibility timeout,
+		// like an SQS batch item failure.
+		p.log().WarnContext(ctx, "handler failed; message will be redelivered", "queue", q, "session_id", d.Message.SessionID,
+			"submission_id", d.Message.SubmissionID, "step", d.Message.Step, "receive_count", d.ReceiveCount, "error", herr)
+	case a.acked(): // the handler's closing batch deleted it
+	default:
 		if err := p.Queue.Delete(ctx, q, d.Receipt); err != nil {
 			p.log().WarnContext(ctx, "deleting handled message", "queue", q, "error", err)
 		}
 	}
-	return len(ds), nil
+	if next == nil {
+		return nil, ""
+	}
+	if ctx.Err() != nil { // not handled here after all: visible now for the next process
+		if err := p.Queue.Release(context.WithoutCancel(ctx), nextQ, next.Receipt); err != nil {
+			p.log().WarnContext(ctx, "releasing a claimed message at shutdown", "queue", nextQ, "error", err)
+		}
+		return nil, ""
+	}
+	return next, nextQ
+}
+
+func (p *Pool) visibility() time.Duration {
+	if p.Visibility <= 0 {
+		return 30 * time.Second
+	}
+	return p.Visibility
+}
+
+// chains reports whether a handler's send to queue may be claimed for
+// this pool (Chain, and the pool receives from queue).
+func (p *Pool) chains(queue string) bool {
+	return p.Chain && slices.Contains(p.Queues, queue)
 }
 
 func (p *Pool) handle(ctx context.Context, m contracts.Message) (err error) {

@@ -30,49 +30,98 @@ const dedupPruneEvery = 256
 // the same m.DedupID() was accepted on queue within the dedup window: then it
 // is dropped and Send returns nil.
 func (s *Store) Send(ctx context.Context, queue string, m contracts.Message) error {
+	_, _, err := s.send(ctx, queue, m, -1)
+	return err
+}
+
+var _ contracts.Claimer = (*Store)(nil)
+
+// SendClaimed is Send that hands the message to the sender as received
+// (contracts.Claimer) when its group has nothing else on queue: one write
+// instead of a send, a receive and its commit.
+func (s *Store) SendClaimed(ctx context.Context, queue string, m contracts.Message, visibility time.Duration) (contracts.Delivery, bool, error) {
+	return s.send(ctx, queue, m, max(visibility, 0))
+}
+
+// send is Send, and with claim ≥ 0 SendClaimed for that visibility.
+func (s *Store) send(ctx context.Context, queue string, m contracts.Message, claim time.Duration) (contracts.Delivery, bool, error) {
+	var d contracts.Delivery
 	if queue == "" || m.SessionID == "" {
-		return fmt.Errorf("sending to queue %q: empty queue name or session id (group): %w", queue, contracts.ErrInvalid)
+		return d, false, fmt.Errorf("sending to queue %q: empty queue name or session id (group): %w", queue, contracts.ErrInvalid)
 	}
 	body, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
+		return d, false, fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
 	}
 	now := nanos(s.opts.Clock.Now())
 	cutoff := now - int64(s.opts.DedupWindow)
 	prune := s.sends.Add(1)%dedupPruneEvery == 0
+	claimed := false
 	err = s.write(ctx, func(tx *sql.Tx) error {
+		claimed = false
 		dedup, err := s.txStmt(ctx, tx, `INSERT INTO queue_dedup (queue, dedup_id, sent_at) VALUES (?, ?, ?)
 			ON CONFLICT (queue, dedup_id) DO UPDATE SET sent_at = excluded.sent_at WHERE sent_at <= ?`)
 		if err != nil {
 			return err
 		}
-		res, err := dedup.ExecContext(ctx, queue, m.DedupID(), now, cutoff)
+		res, err := dedup.ExecContext(quiet(ctx), queue, m.DedupID(), now, cutoff)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil // duplicate within the window: accepted and dropped
 		}
+		if claim >= 0 {
+			busy, err := s.txStmt(ctx, tx, `SELECT EXISTS (SELECT 1 FROM queue_messages WHERE queue = ? AND group_id = ?)`)
+			if err != nil {
+				return err
+			}
+			var other bool
+			if err := busy.QueryRowContext(quiet(ctx), queue, m.SessionID).Scan(&other); err != nil {
+				return err
+			}
+			claimed = !other // FIFO: an earlier message of the group goes first
+		}
+		visible, count := now, 0
+		if claimed {
+			visible, count = now+int64(claim), 1
+		}
 		ins, err := s.txStmt(ctx, tx, `INSERT INTO queue_messages
 			(queue, group_id, body, sent_at, visible_at, receive_count, receipt)
-			VALUES (?, ?, ?, ?, ?, 0, '')`)
+			VALUES (?, ?, ?, ?, ?, ?, '')`)
 		if err != nil {
 			return err
 		}
-		if _, err := ins.ExecContext(ctx, queue, m.SessionID, body, now, now); err != nil {
+		res, err = ins.ExecContext(quiet(ctx), queue, m.SessionID, body, now, visible, count)
+		if err != nil {
 			return err
 		}
+		if claimed {
+			id, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			d = contracts.Delivery{Message: m, ID: msgPrefix + strconv.FormatInt(id, 10), ReceiveCount: 1}
+			d.Receipt = d.ID + ".1." + rand.Text()
+			set, err := s.txStmt(ctx, tx, `UPDATE queue_messages SET receipt = ? WHERE id = ?`)
+			if err != nil {
+				return err
+			}
+			if _, err := set.ExecContext(quiet(ctx), d.Receipt, id); err != nil {
+				return err
+			}
+		}
 		if prune {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM queue_dedup WHERE sent_at <= ?`, cutoff); err != nil {
+			if _, err := tx.ExecContext(quiet(ctx), `DELETE FROM queue_dedup WHERE sent_at <= ?`, cutoff); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
+		return contracts.Delivery{}, false, fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
 	}
-	return nil
+	return d, claimed, nil
 }
 
 // Receive returns up to limit (≤ 0: 1) visible messages and hides each for
@@ -112,7 +161,7 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 			if err != nil {
 				return err
 			}
-			if _, err := dl.ExecContext(ctx, contracts.DLQ(queue), now, queue, now, s.opts.MaxReceives); err != nil {
+			if _, err := dl.ExecContext(quiet(ctx), contracts.DLQ(queue), now, queue, now, s.opts.MaxReceives); err != nil {
 				return fmt.Errorf("dead-lettering: %w", err)
 			}
 		}
@@ -123,7 +172,7 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 		if err != nil {
 			return err
 		}
-		rows, err := sel.QueryContext(ctx, queue, now, queue, limit)
+		rows, err := sel.QueryContext(quiet(ctx), queue, now, queue, limit)
 		if err != nil {
 			return err
 		}
@@ -157,7 +206,7 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 		}
 		until := now + int64(visibility)
 		for i, id := range ids {
-			if _, err := upd.ExecContext(ctx, until, out[i].ReceiveCount, out[i].Receipt, id); err != nil {
+			if _, err := upd.ExecContext(quiet(ctx), until, out[i].ReceiveCount, out[i].Receipt, id); err != nil {
 				return err
 			}
 		}

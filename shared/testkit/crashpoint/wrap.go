@@ -189,6 +189,26 @@ func (q *queue) Send(ctx context.Context, name string, m contracts.Message) (err
 	return err
 }
 
+// SendClaimed is a Send (the same write point) that hands the message to
+// the sender as received when the inner queue can (contracts.Claimer); the
+// claimed delivery is recorded in flight like a received one.
+func (q *queue) SendClaimed(ctx context.Context, name string, m contracts.Message, visibility time.Duration) (d contracts.Delivery, ok bool, err error) {
+	c, can := q.Queue.(contracts.Claimer)
+	q.plan.write(ctx, "Send", name+":"+m.DedupID(), func() {
+		if !can {
+			err = q.Queue.Send(ctx, name, m)
+			return
+		}
+		d, ok, err = c.SendClaimed(ctx, name, m, visibility)
+		if ok { // before a crash after the write: it is in flight now
+			q.mu.Lock()
+			q.inflight[name+"\x00"+d.ID] = d.Receipt
+			q.mu.Unlock()
+		}
+	})
+	return d, ok, err
+}
+
 func (q *queue) Receive(ctx context.Context, name string, max int, visibility time.Duration) ([]contracts.Delivery, error) {
 	ds, err := q.Queue.Receive(ctx, name, max, visibility)
 	q.mu.Lock()

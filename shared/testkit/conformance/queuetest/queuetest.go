@@ -60,13 +60,28 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t)
-			if h.DedupWindow == 0 {
-				h.DedupWindow = 5 * time.Minute
-			}
-			tc.fn(t, h, queueName(t))
+			tc.fn(t, withDefaults(newHarness(t)), queueName(t))
 		})
 	}
+	// A queue that can hand a message to its sender as received
+	// (contracts.Claimer) keeps that contract too.
+	for _, tc := range claimTests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := withDefaults(newHarness(t))
+			c, ok := h.Queue.(contracts.Claimer)
+			if !ok {
+				return // not a Claimer: nothing of this contract to keep
+			}
+			tc.fn(t, h, queueName(t), c)
+		})
+	}
+}
+
+func withDefaults(h Harness) Harness {
+	if h.DedupWindow == 0 {
+		h.DedupWindow = 5 * time.Minute
+	}
+	return h
 }
 
 // queueName is unique to the test and the run.
