@@ -44,7 +44,7 @@ func (s *Store) Batch(ctx context.Context, fn func(ctx context.Context) error) (
 		return err
 	}
 	defer s.unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(quiet(ctx), nil)
 	if err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
@@ -92,7 +92,7 @@ func (b *batch) run(ctx context.Context, q string) error {
 	if err != nil {
 		return err
 	}
-	_, err = st.ExecContext(ctx)
+	_, err = st.ExecContext(quiet(ctx))
 	return err
 }
 

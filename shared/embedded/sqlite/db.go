@@ -47,13 +47,13 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, er
 		return nil, err
 	}
 	if b := s.batchOf(ctx); b != nil {
-		return b.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		return b.tx.StmtContext(ctx, st).ExecContext(quiet(ctx), args...)
 	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.unlock()
-	res, err := st.ExecContext(ctx, args...)
+	res, err := st.ExecContext(quiet(ctx), args...)
 	if err == nil {
 		s.commits.Add(1)
 	}
@@ -68,9 +68,9 @@ func (s *Store) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, 
 		return nil, err
 	}
 	if b := s.batchOf(ctx); b != nil {
-		return b.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...), nil
+		return b.tx.StmtContext(ctx, st).QueryRowContext(quiet(ctx), args...), nil
 	}
-	return st.QueryRowContext(ctx, args...), nil
+	return st.QueryRowContext(quiet(ctx), args...), nil
 }
 
 func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
@@ -79,9 +79,9 @@ func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 		return nil, err
 	}
 	if b := s.batchOf(ctx); b != nil {
-		return b.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+		return b.tx.StmtContext(ctx, st).QueryContext(quiet(ctx), args...)
 	}
-	return st.QueryContext(ctx, args...)
+	return st.QueryContext(quiet(ctx), args...)
 }
 
 // write runs fn in a BEGIN IMMEDIATE transaction under the writer slot, so
@@ -96,7 +96,7 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return err
 	}
 	defer s.unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(quiet(ctx), nil)
 	if err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
@@ -134,4 +134,17 @@ func limitArg(limit int) int {
 		return -1
 	}
 	return limit
+}
+
+// quiet is ctx without its cancellation, for the driver: modernc's sqlite
+// starts a goroutine per statement to interrupt it if a cancellable context
+// ends (and database/sql one per transaction), which cost more than the
+// statements themselves. A statement here is short and bounded by
+// busy_timeout; waiting for this process's writer slot (lock) still honours
+// ctx.
+func quiet(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }

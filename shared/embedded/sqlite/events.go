@@ -39,7 +39,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...contracts.Event) error 
 			return err
 		}
 		for i, e := range evs {
-			if _, err := st.ExecContext(ctx, e.SubmissionID, e.Key, bodies[i]); err != nil {
+			if _, err := st.ExecContext(quiet(ctx), e.SubmissionID, e.Key, bodies[i]); err != nil {
 				return err
 			}
 		}

@@ -155,8 +155,13 @@ func (s *Store) UpdateSubmission(ctx context.Context, sub contracts.Submission, 
 
 // ListSubmissions returns a session's submissions ordered by id.
 func (s *Store) ListSubmissions(ctx context.Context, sessionID string, phase contracts.Phase, limit int) ([]contracts.Submission, error) {
-	rows, err := s.query(ctx, `SELECT body FROM submissions WHERE session_id = ? AND (? = '' OR phase = ?)
-		ORDER BY id LIMIT ?`, sessionID, phase, phase, limitArg(limit))
+	// By phase through its own index: the next waiting turn of a long
+	// session is found without scanning the turns it already ran.
+	q, args := `SELECT body FROM submissions WHERE session_id = ? ORDER BY id LIMIT ?`, []any{sessionID, limitArg(limit)}
+	if phase != "" {
+		q, args = `SELECT body FROM submissions WHERE session_id = ? AND phase = ? ORDER BY id LIMIT ?`, []any{sessionID, phase, limitArg(limit)}
+	}
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing submissions of session %s: %w", sessionID, err)
 	}

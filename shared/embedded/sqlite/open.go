@@ -124,6 +124,7 @@ CREATE TABLE IF NOT EXISTS submissions (
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_idem
 	ON submissions (session_id, idempotency_key) WHERE idempotency_key != '';
 CREATE INDEX IF NOT EXISTS submissions_session ON submissions (session_id, id);
+CREATE INDEX IF NOT EXISTS submissions_phase ON submissions (session_id, phase, id);
 CREATE INDEX IF NOT EXISTS submissions_unfinished
 	ON submissions (updated_at, id) WHERE terminal = 0;
 CREATE TABLE IF NOT EXISTS tool_records (

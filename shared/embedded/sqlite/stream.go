@@ -36,7 +36,7 @@ func (s *Store) PutChunks(ctx context.Context, key string, first int, evs ...con
 			return err
 		}
 		for i, b := range bodies {
-			if _, err := st.ExecContext(ctx, key, first+i, b); err != nil {
+			if _, err := st.ExecContext(quiet(ctx), key, first+i, b); err != nil {
 				return err
 			}
 		}
