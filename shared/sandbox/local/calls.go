@@ -121,21 +121,41 @@ func (r callRecord) outcome() contracts.CallOutcome {
 // exclusive flock on its lock file, so a repeat — from this process,
 // another Sandbox on the same directory, or another sandboxd — waits for it,
 // and a lock file that is free but has no record means the runner died.
+//
+// The directory is made by the first call that takes a lock, not with the
+// sandbox: a session whose tools only read (and every sandbox acquired for
+// them) makes no directory (on some file systems a mkdir costs more than a
+// journal commit).
 type ledger struct {
 	dir    string
 	max    int
 	mu     sync.Mutex
-	writes int // since the last eviction
+	writes int  // since the last eviction
+	made   bool // dir exists (ensure)
 }
 
 func newLedger(dir string, max int) (*ledger, error) {
 	if max <= 0 {
 		max = DefaultMaxCalls
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating call ledger %s: %w", dir, err)
+	if dir == "" {
+		return nil, fmt.Errorf("creating call ledger: empty directory: %w", contracts.ErrInvalid)
 	}
 	return &ledger{dir: dir, max: max, writes: max}, nil
+}
+
+// ensure makes the ledger's directory once.
+func (g *ledger) ensure() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.made {
+		return nil
+	}
+	if err := os.MkdirAll(g.dir, 0o700); err != nil {
+		return fmt.Errorf("creating call ledger %s: %w", g.dir, err)
+	}
+	g.made = true
+	return nil
 }
 
 func (g *ledger) base(callID string) string {
@@ -148,6 +168,9 @@ func (g *ledger) path(callID string) string { return g.base(callID) + ".json" }
 // lock takes callID's lock, waiting while another runner holds it or until
 // ctx ends. The caller closes the file to release it.
 func (g *ledger) lock(ctx context.Context, callID string) (*os.File, error) {
+	if err := g.ensure(); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(g.base(callID)+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("locking call %s: %w", callID, err)

@@ -113,7 +113,11 @@ func (p *Provider) give(sessionID string, o Owned) error {
 		return nil
 	}
 	c := p.opts.Credential
-	if err := os.Chmod(filepath.Join(p.baseDir, stateDir), 0o700); err != nil {
+	state := filepath.Join(p.baseDir, stateDir)
+	if err := os.MkdirAll(state, 0o700); err != nil { // the ledgers below it are made on first use
+		return fmt.Errorf("keeping the call ledger from commands: %w", err)
+	}
+	if err := os.Chmod(state, 0o700); err != nil {
 		return fmt.Errorf("keeping the call ledger from commands: %w", err)
 	}
 	if err := Searchable(o.Root()); err != nil {
