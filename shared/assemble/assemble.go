@@ -52,6 +52,7 @@ type Config struct {
 	Authenticate func(*http.Request) (contracts.Principal, error)
 	DefaultModel string        // for sessions that name none; default "scripted:plain"
 	LeaseTTL     time.Duration // default turn.DefaultLeaseTTL
+	FlushEvery   time.Duration // how often streamed text is written; default turn.FlushEvery
 	StuckAfter   time.Duration // repair threshold (submissions and workflow runs); default 60s
 	RepairEvery  time.Duration // repair ticker in Serve; default 5s
 	MaxAttempts  int
@@ -103,7 +104,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	rt.Engine = &turn.Engine{Deps: turn.Deps{
 		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q, Batch: batch, Ack: worker.Ack,
 		Models: rt.resolve, Registry: p.Registry, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
-		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, MaxAttempts: cfg.MaxAttempts,
+		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, FlushEvery: cfg.FlushEvery, MaxAttempts: cfg.MaxAttempts,
 	}}
 	queues := []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit}
 	if (p.Workflows == nil) != (p.Evaluator == nil) {
@@ -116,7 +117,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	}
 	rt.Repair = &repair.Repairer{Engine: rt.Engine, Driver: rt.Driver, StuckAfter: cfg.StuckAfter}
 	rt.Workers = &worker.Pool{
-		Queue: q, Handle: rt.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignals.Wait, Log: cfg.Log,
+		Queue: q, Handle: rt.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignals.Wait, Log: cfg.Log, Chain: true,
 		Queues: queues,
 	}
 	rt.API = api.New(api.Config{

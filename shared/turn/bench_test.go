@@ -19,15 +19,28 @@ import (
 // session: accept, model step 1 (asks for list_dir), the tool step, model
 // step 2 (answers), commit — every queue hop included. It reports the
 // median turn and the median per step (turn / 2 model steps).
-func BenchmarkAgentStep(b *testing.B) {
+func BenchmarkAgentStep(b *testing.B) { benchAgentStep(b, true) }
+
+// BenchmarkAgentStepInSession is BenchmarkAgentStep with every turn in one
+// session, one after another (a conversation's next turns): the session's
+// workspace exists after the first turn, as the peers' tool directory
+// does, and the transcript grows (4 nodes a turn; the path cache keeps a
+// step's reads flat).
+func BenchmarkAgentStepInSession(b *testing.B) { benchAgentStep(b, false) }
+
+func benchAgentStep(b *testing.B, fresh bool) {
 	h := enginetest.New(b)
 	durs := make([]time.Duration, 0, b.N)
 	var commits uint64
+	spec := contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}}
+	s := h.Session(spec)
 	b.ResetTimer()
 	for i := range b.N {
-		b.StopTimer() // a fresh session per turn: the cost of a long transcript is not per-step overhead
-		s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
-		b.StartTimer()
+		if fresh {
+			b.StopTimer() // a fresh session per turn: the cost of a long transcript is not per-step overhead
+			s = h.Session(spec)
+			b.StartTimer()
+		}
 		before := h.Store.Commits()
 		start := time.Now()
 		sub, _, err := h.RT.Engine.Accept(context.Background(), s.ID, "go", fmt.Sprint(i))

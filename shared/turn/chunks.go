@@ -8,11 +8,17 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
-// Chunk batching: stream chunks and their text_delta event (one per batch,
-// carrying the batch's text) are written in batches, flushed when FlushEvery has passed since the last flush or
-// FlushChunks are buffered, and always before the completion marker. A
-// crash loses at most the unflushed tail of an incomplete stream, which
-// recovery discards anyway (a new attempt, a new stream key).
+// Chunk batching: a stream's text is written as text_delta events, one
+// per flush carrying the text of every text chunk since the previous one —
+// the events are the stream's text, not a copy of chunks stored beside
+// them (what a finished stream must never be bought twice for is its
+// completion marker, written by complete; an unfinished stream's text is
+// discarded by the next attempt). Chunks that are not text (a tool call,
+// usage) are stored as stream chunks. A flush happens when FlushEvery
+// (Deps.FlushEvery) has passed since the last one or FlushChunks chunks
+// are buffered, and always before the completion marker. A crash loses at
+// most the unflushed tail of an incomplete stream, which recovery discards
+// anyway (a new attempt, a new stream key).
 const (
 	FlushEvery  = 50 * time.Millisecond
 	FlushChunks = 64
@@ -22,32 +28,38 @@ type chunkWriter struct {
 	e      *Engine
 	sub    contracts.Submission
 	key    string
-	next   int // seq of the first buffered chunk
+	next   int // seq of the first buffered stored chunk
+	text   int // seq of the next text chunk (names its text_delta)
 	chunks []contracts.ModelEvent
 	events []contracts.Event
+	n      int // chunks buffered since the last flush
 	last   time.Time
 }
 
 func (w *chunkWriter) add(ctx context.Context, ev contracts.ModelEvent) error {
-	seq := w.next + len(w.chunks)
-	w.chunks = append(w.chunks, ev)
-	if ev.Type == contracts.ModelText && ev.Text != "" {
-		// one text_delta per flush: the text of every chunk in the batch
-		if n := len(w.events); n > 0 && w.events[n-1].Type == contracts.EventTextDelta {
-			w.events[n-1].Text += ev.Text
-		} else {
-			w.events = append(w.events, contracts.Event{SubmissionID: w.sub.ID, Key: fmt.Sprintf("text/%s/%d", w.key, seq),
-				Type: contracts.EventTextDelta, Step: w.sub.Step, Attempt: w.sub.Attempt, Text: ev.Text, At: w.e.now()})
+	w.n++
+	if ev.Type == contracts.ModelText {
+		if ev.Text != "" {
+			// one text_delta per flush: the text of every chunk in the batch
+			if n := len(w.events); n > 0 && w.events[n-1].Type == contracts.EventTextDelta {
+				w.events[n-1].Text += ev.Text
+			} else {
+				w.events = append(w.events, contracts.Event{SubmissionID: w.sub.ID, Key: fmt.Sprintf("text/%s/%d", w.key, w.text),
+					Type: contracts.EventTextDelta, Step: w.sub.Step, Attempt: w.sub.Attempt, Text: ev.Text, At: w.e.now()})
+			}
+			w.text++
 		}
+	} else {
+		w.chunks = append(w.chunks, ev)
 	}
-	if len(w.chunks) >= FlushChunks || w.e.now().Sub(w.last) >= FlushEvery {
+	if w.n >= FlushChunks || w.e.now().Sub(w.last) >= w.e.flushEvery() {
 		return w.flush(ctx)
 	}
 	return nil
 }
 
-// flush writes the buffered chunks and their text_delta: one write where
-// the store batches (Deps.Batch).
+// flush writes the buffered chunks and text: one write where the store
+// batches (Deps.Batch).
 func (w *chunkWriter) flush(ctx context.Context) error {
 	if len(w.chunks) == 0 && len(w.events) == 0 {
 		w.last = w.e.now()
@@ -75,6 +87,14 @@ func (w *chunkWriter) write(ctx context.Context) error {
 		}
 		w.events = w.events[:0]
 	}
+	w.n = 0
 	w.last = w.e.now()
 	return nil
+}
+
+func (e *Engine) flushEvery() time.Duration {
+	if e.FlushEvery <= 0 {
+		return FlushEvery
+	}
+	return e.FlushEvery
 }

@@ -65,9 +65,17 @@ type Deps struct {
 	Heartbeat func(every time.Duration) (ticks <-chan time.Time, stop func())
 	// WatchEvery is how often a lease holder reads its record to notice a
 	// cancel or a lost lease between heartbeats; 0 = DefaultWatchEvery.
-	WatchEvery  time.Duration
-	MaxAttempts int // per (step, phase); 0 = DefaultMaxAttempts
-	OutputCap   int // tool output cap in bytes; 0 = tools default
+	WatchEvery time.Duration
+	// FlushEvery is how often a streaming model's text is written (a
+	// text_delta event per flush); 0 = FlushEvery (50 ms). Each flush is a
+	// write: a store that prices writes (DynamoDB) flushes less often.
+	FlushEvery time.Duration
+	// StartedAfter is how long a read-only tool call runs before its
+	// started marker is written; a quicker one's goes with its result. 0 =
+	// DefaultStartedAfter.
+	StartedAfter time.Duration
+	MaxAttempts  int // per (step, phase); 0 = DefaultMaxAttempts
+	OutputCap    int // tool output cap in bytes; 0 = tools default
 }
 
 // Engine runs the phase handlers.
@@ -75,6 +83,7 @@ type Engine struct {
 	Deps
 
 	paths pathCache // the latest transcript path per session (paths.go)
+	specs specCache // the immutable part of recent sessions (specs.go)
 }
 
 // Handle dispatches a queue message to its phase handler.
@@ -188,16 +197,17 @@ func (e *Engine) load(ctx context.Context, m contracts.Message, phase contracts.
 }
 
 // open is the common start of the model and tools phases: load the
-// submission the message points at (ok=false: stale, nothing to do), read
-// its session, and end the turn FAILED if a limit has tripped.
+// submission the message points at (ok=false: stale, nothing to do), get
+// its session's immutable part (sessionSpec), and end the turn FAILED if a
+// limit has tripped.
 func (e *Engine) open(ctx context.Context, m contracts.Message, phase contracts.Phase) (contracts.Submission, contracts.Session, bool, error) {
 	sub, ok, err := e.load(ctx, m, phase)
 	if !ok || err != nil {
 		return sub, contracts.Session{}, false, err
 	}
-	sess, err := e.Journal.GetSession(ctx, sub.SessionID)
+	sess, err := e.sessionSpec(ctx, sub.SessionID) // the spec: a phase needs nothing of the session that changes
 	if err != nil {
-		return sub, sess, false, fmt.Errorf("reading session %s: %w", sub.SessionID, err)
+		return sub, sess, false, err
 	}
 	if which := tripped(sub, limitsFor(sess, sub), e.now()); which != "" {
 		return sub, sess, false, e.Fail(ctx, sub, "limit_tripped:"+which)

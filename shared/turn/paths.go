@@ -48,12 +48,7 @@ func (e *Engine) path(ctx context.Context, sessionID, leaf string) ([]contracts.
 		id := leaf
 		for range pathWalk {
 			if id == cp.leaf {
-				full := make([]contracts.Node, 0, len(cp.nodes)+len(tail))
-				full = append(full, cp.nodes...)
-				for i := len(tail) - 1; i >= 0; i-- {
-					full = append(full, tail[i])
-				}
-				c.put(sessionID, leaf, full)
+				full := c.extend(sessionID, cp, leaf, tail)
 				return full[:len(full):len(full)], nil
 			}
 			if id == "" {
@@ -89,9 +84,36 @@ func (c *pathCache) get(sessionID string) (cachedPath, bool) {
 	return cp, ok
 }
 
+// extend caches base's path with tail (leaf first) added as the path to
+// leaf. While base is still the cached path, the nodes are appended in its
+// backing array (amortised: no copy of the whole path per step), under the
+// lock — every slice handed out is capped at its length, so no holder sees
+// those slots, and a later extension of the same base (no longer cached)
+// copies.
+func (c *pathCache) extend(sessionID string, base cachedPath, leaf string, tail []contracts.Node) []contracts.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var full []contracts.Node
+	if cur, ok := c.paths[sessionID]; ok && cur.leaf == base.leaf && len(cur.nodes) == len(base.nodes) {
+		full = cur.nodes
+	} else {
+		full = make([]contracts.Node, len(base.nodes), len(base.nodes)+len(tail)+8)
+		copy(full, base.nodes)
+	}
+	for i := len(tail) - 1; i >= 0; i-- {
+		full = append(full, tail[i])
+	}
+	c.putLocked(sessionID, leaf, full)
+	return full
+}
+
 func (c *pathCache) put(sessionID, leaf string, nodes []contracts.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.putLocked(sessionID, leaf, nodes)
+}
+
+func (c *pathCache) putLocked(sessionID, leaf string, nodes []contracts.Node) {
 	if c.paths == nil {
 		c.paths = map[string]cachedPath{}
 	}

@@ -83,6 +83,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 		return fmt.Errorf("reading tool records of submission %s step %d: %w", sub.ID, sub.Step, err)
 	}
 	results := make([]contracts.ToolResult, len(sub.ToolRequests))
+	var last *pendingResult // the last call's result, written with the advance
 	var park []contracts.Approval
 	waiting := false // a call's work runs elsewhere (ErrPending): park until it ends
 	for i, call := range sub.ToolRequests {
@@ -95,6 +96,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 			continue
 		}
 		d, why := e.decide(sess, sub, call)
+		markLater := false // a quick read-only call's started marker goes with its result
 		switch d {
 		case contracts.Ask:
 			park = append(park, e.approvalFor(sess, sub, call))
@@ -104,7 +106,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 		default:
 			if recs[call.ID].Started && ts.Effect(call.Name) != contracts.ReadOnly && !e.sandboxKnows(work, sandbox, ids.Effect(sub.ID, sub.Step, call.ID)) {
 				results[i] = contracts.ToolResult{CallID: call.ID, Content: Interrupted, IsError: true}
-			} else if results[i], err = e.run(work, sub, ts, call); sandboxGone(work, err) {
+			} else if results[i], markLater, err = e.run(work, sub, ts, call); sandboxGone(work, err) {
 				results[i] = e.unavailable(work, sess, call, err)
 				gone = true
 			} else if errors.Is(err, contracts.ErrPending) {
@@ -120,14 +122,14 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 		if notice != "" {
 			results[i].Content = notice + "\n\n" + results[i].Content
 		}
+		if i == len(sub.ToolRequests)-1 && notice == "" && len(park) == 0 && !waiting && !(dw != nil && mutated && !gone) {
+			// The last call, and nothing (a snapshot, a notice) between
+			// its result and the advance: both are one write.
+			last = &pendingResult{i: i, mark: markLater}
+			continue
+		}
 		if err := e.batch(work, func(ctx context.Context) error { // the result and its terminal event: one write
-			if err := e.Journal.PutToolResult(ctx, sub.ID, sub.Step, results[i]); err != nil {
-				return fmt.Errorf("recording result of call %s: %w", call.ID, err)
-			}
-			if recs2, err := e.Journal.ToolRecords(ctx, sub.ID, sub.Step); err == nil && recs2[call.ID].Result != nil {
-				results[i] = *recs2[call.ID].Result // first result written wins
-			}
-			return e.toolEnded(ctx, sess, sub, call, results[i]) // the call's one terminal event
+			return e.recordResult(ctx, sess, sub, call, &results[i], markLater)
 		}); err != nil {
 			return err
 		}
@@ -147,10 +149,24 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 		}
 	}
 	// The calls are done: stop renewing and write on the latest version.
+	held := sub
 	if sub, err = h.release(); lost(err) {
-		return nil
+		if last == nil {
+			return nil
+		}
+		// Another writer moved the record: the call ran, so its result is
+		// still kept, alone (the advance is theirs to make).
+		call := held.ToolRequests[last.i]
+		return e.batch(ctx, func(ctx context.Context) error {
+			return e.recordResult(ctx, sess, held, call, &results[last.i], last.mark)
+		})
 	}
-	return e.batch(ctx, func(ctx context.Context) error { // the tool node, the advance, the next send, the delete: one write
+	return e.batch(ctx, func(ctx context.Context) error { // the last result, the tool node, the advance, the next send, the delete: one write
+		if last != nil {
+			if err := e.recordResult(ctx, sess, sub, sub.ToolRequests[last.i], &results[last.i], last.mark); err != nil {
+				return err
+			}
+		}
 		if len(park) > 0 || waiting {
 			err = e.park(ctx, sub, park)
 		} else {
@@ -230,24 +246,82 @@ func (e *Engine) approvalFor(sess contracts.Session, sub contracts.Submission, c
 	return contracts.Approval{ID: ids.Approval(sub.ID, sub.Step, call.ID), CallID: call.ID, Tool: call.Name, Input: call.Input, ExpiresAt: e.now().Add(wait)}
 }
 
-// run writes the started marker, runs the call and reports progress.
-func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts.Toolset, call contracts.ToolCall) (contracts.ToolResult, error) {
-	if err := e.batch(ctx, func(ctx context.Context) error { // the marker and its event: one write, before the call
-		if err := e.Journal.MarkToolStarted(ctx, sub.ID, sub.Step, call.ID); err != nil {
-			return fmt.Errorf("marking call %s started: %w", call.ID, err)
-		}
-		return e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("tool_started/%d/%s", sub.Step, call.ID), Type: contracts.EventToolStarted, Step: sub.Step, Tool: call.Name, CallID: call.ID, Text: string(call.Input)})
-	}); err != nil {
-		return contracts.ToolResult{}, err
+// pendingResult is a call's result not written yet: it goes with the
+// tools phase's closing write.
+type pendingResult struct {
+	i    int  // its index in the step's calls
+	mark bool // its started marker is not written either
+}
+
+// DefaultStartedAfter is how long a read-only call may run before its
+// started marker is written while it runs (Deps.StartedAfter).
+const DefaultStartedAfter = 250 * time.Millisecond
+
+// run writes the started marker, runs the call and reports progress. A
+// mutating call's marker is written before it runs (a call started and
+// never finished is never re-run blindly). A read-only call may run again
+// after a crash, so its marker waits: written once the call has run for
+// StartedAfter (the call goes on meanwhile), or, for a call done before
+// that, with its result (markLater) — one write fewer per quick call.
+func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts.Toolset, call contracts.ToolCall) (_ contracts.ToolResult, markLater bool, _ error) {
+	var late chan error
+	var timer *time.Timer
+	if ts.Effect(call.Name) == contracts.ReadOnly {
+		late = make(chan error, 1)
+		timer = time.AfterFunc(e.startedAfter(), func() {
+			late <- e.batch(ctx, func(ctx context.Context) error { return e.markStarted(ctx, sub, call) })
+		})
+	} else if err := e.batch(ctx, func(ctx context.Context) error { return e.markStarted(ctx, sub, call) }); err != nil {
+		return contracts.ToolResult{}, false, err
 	}
 	call.EffectID = ids.Effect(sub.ID, sub.Step, call.ID)
 	call.SessionID, call.SubmissionID, call.Step = sub.SessionID, sub.ID, sub.Step
 	r, err := ts.Call(ctx, call)
+	if timer != nil {
+		if markLater = timer.Stop(); !markLater {
+			if merr := <-late; merr != nil && err == nil { // written (or not) before the result: events stay in order
+				return r, false, merr
+			}
+		}
+	}
 	if err != nil {
-		return r, fmt.Errorf("running call %s (%s): %w", call.ID, call.Name, err)
+		return r, markLater, fmt.Errorf("running call %s (%s): %w", call.ID, call.Name, err)
 	}
 	r.CallID = call.ID // its terminal event is written once the result is recorded (toolEnded)
-	return r, nil
+	return r, markLater, nil
+}
+
+func (e *Engine) startedAfter() time.Duration {
+	if e.StartedAfter <= 0 {
+		return DefaultStartedAfter
+	}
+	return e.StartedAfter
+}
+
+// markStarted writes the call's started marker and its event (one write
+// inside the caller's batch).
+func (e *Engine) markStarted(ctx context.Context, sub contracts.Submission, call contracts.ToolCall) error {
+	if err := e.Journal.MarkToolStarted(ctx, sub.ID, sub.Step, call.ID); err != nil {
+		return fmt.Errorf("marking call %s started: %w", call.ID, err)
+	}
+	return e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("tool_started/%d/%s", sub.Step, call.ID), Type: contracts.EventToolStarted, Step: sub.Step, Tool: call.Name, CallID: call.ID, Text: string(call.Input)})
+}
+
+// recordResult writes a call's result (the first written wins: *r becomes
+// it) and its terminal event, after its started marker when mark.
+func (e *Engine) recordResult(ctx context.Context, sess contracts.Session, sub contracts.Submission, call contracts.ToolCall, r *contracts.ToolResult, mark bool) error {
+	if mark {
+		if err := e.markStarted(ctx, sub, call); err != nil {
+			return err
+		}
+	}
+	if err := e.Journal.PutToolResult(ctx, sub.ID, sub.Step, *r); err != nil {
+		return fmt.Errorf("recording result of call %s: %w", call.ID, err)
+	}
+	if recs, err := e.Journal.ToolRecords(ctx, sub.ID, sub.Step); err == nil && recs[call.ID].Result != nil {
+		*r = *recs[call.ID].Result // first result written wins
+	}
+	return e.toolEnded(ctx, sess, sub, call, *r) // the call's one terminal event
 }
 
 // park records pending approvals durably and releases the lease; the turn

@@ -197,12 +197,20 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		Sandboxes: boxes, Registry: tools.NewRegistry(), Models: models,
 		Clock: clock, IDs: ids.New(clock),
 	}
-	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def}
+	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def,
+		FlushEvery: StreamFlushEvery}
 	if err := workflowPorts(c, awsCfg, store, &ports, &rc); err != nil {
 		return nil, fmt.Errorf("aws backend: %w", err)
 	}
 	return assemble.New(ports, rc)
 }
+
+// StreamFlushEvery is how often a model stream's text is written on AWS:
+// each flush is an event item (a write unit and its index copy), so at a
+// provider's pace (~20 tokens every ~50 ms) the embedded 50 ms would write
+// one item per chunk; every 500 ms, a 4 KB answer is ~6 writes instead of
+// ~50, and a reader of the events sees text twice a second.
+const StreamFlushEvery = 500 * time.Millisecond
 
 // Boot is what every function's main does: read the environment through
 // getenv, then New with what the function serves (Serves: the constructors

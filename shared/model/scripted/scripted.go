@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 // Client implements contracts.ModelClient.
 type Client struct {
 	calls atomic.Int64
+	sizes sync.Map // node id → the bytes of the path up to it (inputTokens)
+	nsize atomic.Int64
 }
 
 var (
@@ -92,7 +95,7 @@ func (c *Client) Stream(ctx context.Context, req contracts.ModelRequest, emit fu
 		}
 		resp.ToolCalls = append(resp.ToolCalls, tc)
 	}
-	resp.Usage = contracts.Usage{InputTokens: inputTokens(req), OutputTokens: (len(text) + 3) / 4}
+	resp.Usage = contracts.Usage{InputTokens: c.inputTokens(req), OutputTokens: (len(text) + 3) / 4}
 	if err := send(contracts.ModelEvent{Type: contracts.ModelUsage, Usage: &resp.Usage}); err != nil {
 		return resp, err
 	}
@@ -118,19 +121,20 @@ func withPrompt(in map[string]any, prompt string) map[string]any {
 // position counts assistant nodes after the last user node and returns the
 // last user prompt.
 func position(msgs []contracts.Node) (int, string) {
-	n, prompt := 0, ""
-	for _, m := range msgs {
-		switch m.Role {
+	n := 0
+	for i := len(msgs) - 1; i >= 0; i-- { // from the end: a long session's earlier turns do not count
+		switch msgs[i].Role {
 		case contracts.RoleUser:
-			n, prompt = 0, ""
-			for _, b := range m.Blocks {
+			prompt := ""
+			for _, b := range msgs[i].Blocks {
 				prompt += b.Text
 			}
+			return n, prompt
 		case contracts.RoleAssistant:
 			n++
 		}
 	}
-	return n, prompt
+	return n, ""
 }
 
 // chunks splits text into word-boundary pieces of about size bytes.
@@ -150,9 +154,17 @@ func chunks(text string, size int) []string {
 	return out
 }
 
-func inputTokens(req contracts.ModelRequest) int {
-	n := len(req.System)
-	for _, m := range req.Messages {
+func (c *Client) inputTokens(req contracts.ModelRequest) int {
+	// The path's size up to a node never changes (nodes are immutable):
+	// remembered per node, a long session's step counts only what is new.
+	n, from := 0, 0
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if v, ok := c.sizes.Load(req.Messages[i].ID); ok && req.Messages[i].ID != "" {
+			n, from = v.(int), i+1
+			break
+		}
+	}
+	for _, m := range req.Messages[from:] {
 		for _, b := range m.Blocks {
 			n += len(b.Text)
 			if b.ToolCall != nil {
@@ -162,8 +174,15 @@ func inputTokens(req contracts.ModelRequest) int {
 				n += len(b.ToolResult.Content)
 			}
 		}
+		if m.ID != "" {
+			if c.nsize.Add(1) > 1<<16 { // bounded: start over
+				c.sizes.Clear()
+				c.nsize.Store(0)
+			}
+			c.sizes.Store(m.ID, n)
+		}
 	}
-	return (n + 3) / 4
+	return (n + len(req.System) + 3) / 4
 }
 
 // CheckModel validates a scenario name without calling the model.
