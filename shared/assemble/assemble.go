@@ -102,7 +102,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 		batch = worker.DeferredBatcher{Batcher: p.Batch}
 	}
 	rt.Engine = &turn.Engine{Deps: turn.Deps{
-		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q, Batch: batch, Ack: worker.Ack,
+		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q, Batch: batch, Ack: worker.Ack, Chain: worker.Chainer{},
 		Models: rt.resolve, Registry: p.Registry, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
 		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, FlushEvery: cfg.FlushEvery, MaxAttempts: cfg.MaxAttempts,
 	}}

@@ -43,7 +43,12 @@ type Deps struct {
 	// its closing batch (worker.Ack: the embedded queue is the same
 	// database), so the advance, the next send and the delete are one
 	// write; nil = the caller deletes (Lambda's event source mapping).
-	Ack       func(ctx context.Context) error
+	Ack func(ctx context.Context) error
+	// Chain, when set, tells a closing write whether the next phase's
+	// message was handed to this process's worker (worker.Chainer): then
+	// that phase's lease is taken in the same write and handed on, one
+	// write fewer for it. nil = every phase takes its own lease.
+	Chain     Chainer
 	Models    ModelResolver
 	Registry  contracts.ToolRegistry
 	Sandboxes contracts.SandboxProvider
@@ -76,6 +81,14 @@ type Deps struct {
 	StartedAfter time.Duration
 	MaxAttempts  int // per (step, phase); 0 = DefaultMaxAttempts
 	OutputCap    int // tool output cap in bytes; 0 = tools default
+}
+
+// Chainer is the worker's side of a next phase run by the same worker
+// (worker.Chainer).
+type Chainer interface {
+	Claimed(ctx context.Context) bool          // the send just made in ctx's batch runs here next
+	Handoff(ctx context.Context, lease string) // give it the lease taken for it
+	Carried(ctx context.Context) string        // the lease the previous phase took for this delivery, given once, or ""
 }
 
 // Engine runs the phase handlers.

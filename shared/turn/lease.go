@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/journal"
 )
 
@@ -158,4 +159,52 @@ func (h *holder) release() (contracts.Submission, error) {
 		return h.sub, fmt.Errorf("submission %s: %w", h.sub.ID, h.lost)
 	}
 	return h.sub, nil
+}
+
+// carry takes the lease of next's phase in the closing write that
+// advanced to it, when its message was handed to this process's worker
+// (Deps.Chain): that phase then starts holding it, one write fewer. A
+// crash after the write leaves a lease of a dead owner, which lapses (or
+// the next boot breaks) like any other.
+func (e *Engine) carry(ctx context.Context, next contracts.Submission) error {
+	if e.Chain == nil || !e.Chain.Claimed(ctx) {
+		return nil
+	}
+	inv, now := e.invocation(), e.now()
+	_, err := journal.Lease(ctx, e.Journal, next, inv, now, e.leaseTTL(), e.leaseMutation(next.Phase, now, false))
+	if lost(err) {
+		return nil // the phase takes its own
+	}
+	if err != nil {
+		return err
+	}
+	e.Chain.Handoff(ctx, inv)
+	return nil
+}
+
+// carried reports whether sub is already leased for this run by the
+// previous phase's closing write (carry).
+func (e *Engine) carried(ctx context.Context, sub contracts.Submission) bool {
+	if e.Chain == nil {
+		return false
+	}
+	inv := e.Chain.Carried(ctx)
+	return inv != "" && sub.LeaseOwner == inv && e.now().Before(sub.LeaseUntil)
+}
+
+// leaseMutation is what a phase's lease write also changes: a model step
+// gets the stream key of its attempt (unless it reuses a completed
+// stream), a tools step folds a finished park into its run time.
+func (e *Engine) leaseMutation(phase contracts.Phase, now time.Time, reuse bool) func(*contracts.Submission) {
+	switch phase {
+	case contracts.PhaseModel:
+		return func(n *contracts.Submission) {
+			if !reuse {
+				n.StreamKey = ids.StreamKey(n.ID, n.Step, n.Attempt)
+			}
+		}
+	case contracts.PhaseTools:
+		return func(n *contracts.Submission) { unpark(n, now) }
+	}
+	return nil
 }

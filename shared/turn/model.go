@@ -19,36 +19,34 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 		return err
 	}
 	reuse := false
-	if sub.StreamKey != "" {
-		st, err := e.Streams.GetStream(ctx, sub.StreamKey)
-		if err != nil {
-			return fmt.Errorf("reading stream %s: %w", sub.StreamKey, err)
-		}
-		reuse = st.Done != nil
-	}
-	exhausted := false
-	err = e.batch(ctx, func(ctx context.Context) error { // the lease and the void of earlier attempts: one write
-		sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), func(n *contracts.Submission) {
-			if !reuse {
-				n.StreamKey = ids.StreamKey(n.ID, n.Step, n.Attempt)
+	if !e.carried(ctx, sub) { // else the previous phase's closing write took this run's lease (carry)
+		if sub.StreamKey != "" {
+			st, err := e.Streams.GetStream(ctx, sub.StreamKey)
+			if err != nil {
+				return fmt.Errorf("reading stream %s: %w", sub.StreamKey, err)
 			}
+			reuse = st.Done != nil
+		}
+		exhausted := false
+		err = e.batch(ctx, func(ctx context.Context) error { // the lease and the void of earlier attempts: one write
+			sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), e.leaseMutation(contracts.PhaseModel, e.now(), reuse))
+			if err != nil {
+				return err
+			}
+			if exhausted = attempts(sub) > e.maxAttempts(); exhausted {
+				return nil
+			}
+			return e.discardAbandoned(ctx, sub, reuse) // earlier attempts' text is void
 		})
+		if lost(err) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		if exhausted = attempts(sub) > e.maxAttempts(); exhausted {
-			return nil
+		if exhausted {
+			return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:MODEL step %d", sub.Step))
 		}
-		return e.discardAbandoned(ctx, sub, reuse) // earlier attempts' text is void
-	})
-	if lost(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if exhausted {
-		return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:MODEL step %d", sub.Step))
 	}
 	// A stream may last minutes: renew the lease while it runs. A lost
 	// lease abandons the stream and this run stops before its next write.
@@ -181,5 +179,11 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 	if err != nil {
 		return err
 	}
-	return e.Enqueue(ctx, queue, sub, "")
+	if err := e.Enqueue(ctx, queue, sub, ""); err != nil {
+		return err
+	}
+	if queue == contracts.QueueTools {
+		return e.carry(ctx, sub)
+	}
+	return nil
 }

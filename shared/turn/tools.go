@@ -33,16 +33,17 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	if !ok || err != nil {
 		return err
 	}
-	now := e.now()
-	sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), now, e.leaseTTL(), func(n *contracts.Submission) { unpark(n, now) })
-	if lost(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if attempts(sub) > e.maxAttempts() {
-		return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:TOOLS step %d", sub.Step))
+	if !e.carried(ctx, sub) { // else the previous phase's closing write took this run's lease (carry)
+		sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), e.leaseMutation(contracts.PhaseTools, e.now(), false))
+		if lost(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if attempts(sub) > e.maxAttempts() {
+			return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:TOOLS step %d", sub.Step))
+		}
 	}
 	// Tool calls may run for minutes: renew the lease while they do. A
 	// lost lease cancels work (a running call is killed) and this run stops.
@@ -388,5 +389,8 @@ func (e *Engine) recordTools(ctx context.Context, sub contracts.Submission, resu
 	if err != nil {
 		return err
 	}
-	return e.Enqueue(ctx, contracts.QueueModel, sub, "")
+	if err := e.Enqueue(ctx, contracts.QueueModel, sub, ""); err != nil {
+		return err
+	}
+	return e.carry(ctx, sub)
 }

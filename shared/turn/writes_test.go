@@ -14,14 +14,14 @@ import (
 // 1; the first model phase 4 (the queue receive, the lease, the stream's
 // tail with its completion marker — on its own, so a finished stream is
 // never bought twice — and the closing batch: assistant node, advance, the
-// next phase's send, claimed for this worker (worker.Pool.Chain), and the
-// message's delete); the tools phase 2 (the lease; the read-only call's
-// started marker, its result, the tool node, the advance, the send and the
-// delete); the second model phase 3 (lease, stream tail, closing batch);
-// commit 1 (the whole phase) — the phases after the first run on their
-// claimed message, with no receive. A change that adds a write fails here,
-// in review, rather than in a benchmark nobody reads.
-const maxTurnCommits = 11
+// next phase's send, claimed for this worker (worker.Pool.Chain), the
+// tools phase's lease (carry) and the message's delete); the tools phase 1
+// (the read-only call's started marker, its result, the tool node, the
+// advance, the send, the next lease and the delete); the second model
+// phase 2 (stream tail, closing batch); commit 1 (the whole phase). A
+// change that adds a write fails here, in review, rather than in a
+// benchmark nobody reads.
+const maxTurnCommits = 9
 
 func TestTurnCommits(t *testing.T) {
 	h := enginetest.New(t)

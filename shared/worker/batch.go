@@ -69,6 +69,8 @@ type ack struct {
 	claimed bool                // a send of this handler was claimed (maybe not committed yet)
 	next    *contracts.Delivery // that claimed message, once its batch committed
 	nextQ   string              // and its queue
+	handoff string              // the lease its handler took for the claimed message's phase (Handoff)
+	carried string              // the lease the previous handler took for this message (Carried)
 }
 
 // Ack deletes the delivery the handler of ctx runs for, inside the batch
@@ -139,9 +141,56 @@ func claim(ctx context.Context, q contracts.Queue, queue string, m contracts.Mes
 }
 
 // claimedNext is the message a handler's send claimed for this pool, if
-// its batch committed, and its queue.
-func (a *ack) claimedNext() (*contracts.Delivery, string) {
+// its batch committed, its queue and the lease handed off with it.
+func (a *ack) claimedNext() (*contracts.Delivery, string, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.next, a.nextQ
+	return a.next, a.nextQ, a.handoff
+}
+
+// Chainer is the worker's side of a phase handed to the same worker
+// (Pool.Chain), for a handler that wants to do the next phase's first write
+// in its own closing write (turn.Deps.Chain).
+type Chainer struct{}
+
+// Claimed reports whether a send of the handler of ctx was claimed for
+// this pool: the next phase runs here, right after this handler.
+func (Chainer) Claimed(ctx context.Context) bool {
+	a, _ := ctx.Value(ackKey{}).(*ack)
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.claimed
+}
+
+// Handoff gives the claimed message's handler the lease owner the handler
+// of ctx took for it (in the same batch as the claim: with it, or not at
+// all).
+func (Chainer) Handoff(ctx context.Context, lease string) {
+	a, _ := ctx.Value(ackKey{}).(*ack)
+	if a == nil {
+		return
+	}
+	fire(ctx, func() {
+		a.mu.Lock()
+		a.handoff = lease
+		a.mu.Unlock()
+	})
+}
+
+// Carried is the lease owner the previous phase's handler took for the
+// message the handler of ctx runs for, or "". It is given once: a second
+// run for the same delivery takes its own lease (and loses to the first).
+func (Chainer) Carried(ctx context.Context) string {
+	a, _ := ctx.Value(ackKey{}).(*ack)
+	if a == nil {
+		return ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c := a.carried
+	a.carried = ""
+	return c
 }

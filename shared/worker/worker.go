@@ -88,19 +88,20 @@ func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
 	for _, d := range ds {
 		// A handler whose closing write sent the next phase to a queue of
 		// this pool had it claimed (claim): handle it here, now.
-		for next, queue := &d, q; next != nil; {
-			next, queue = p.deliver(ctx, queue, *next)
+		for next, queue, lease := &d, q, ""; next != nil; {
+			next, queue, lease = p.deliver(ctx, queue, *next, lease)
 		}
 	}
 	return len(ds), nil
 }
 
-// deliver handles one received message and acknowledges it, and returns
-// the message its handler claimed for this pool, if any, with its queue.
-func (p *Pool) deliver(ctx context.Context, q string, d contracts.Delivery) (*contracts.Delivery, string) {
-	a := &ack{queue: p.Queue, name: q, receipt: d.Receipt, pool: p}
+// deliver handles one received message (carried: the lease its previous
+// phase's handler took for it) and acknowledges it, and returns the message
+// its handler claimed for this pool, if any, with its queue and lease.
+func (p *Pool) deliver(ctx context.Context, q string, d contracts.Delivery, carried string) (*contracts.Delivery, string, string) {
+	a := &ack{queue: p.Queue, name: q, receipt: d.Receipt, pool: p, carried: carried}
 	herr := p.handle(context.WithValue(ctx, ackKey{}, a), d.Message)
-	next, nextQ := a.claimedNext()
+	next, nextQ, lease := a.claimedNext()
 	switch {
 	case herr != nil && ctx.Err() != nil:
 		// shutting down: the message reappears for the next process
@@ -116,15 +117,15 @@ func (p *Pool) deliver(ctx context.Context, q string, d contracts.Delivery) (*co
 		}
 	}
 	if next == nil {
-		return nil, ""
+		return nil, "", ""
 	}
 	if ctx.Err() != nil { // not handled here after all: visible now for the next process
 		if err := p.Queue.Release(context.WithoutCancel(ctx), nextQ, next.Receipt); err != nil {
 			p.log().WarnContext(ctx, "releasing a claimed message at shutdown", "queue", nextQ, "error", err)
 		}
-		return nil, ""
+		return nil, "", ""
 	}
-	return next, nextQ
+	return next, nextQ, lease
 }
 
 func (p *Pool) visibility() time.Duration {
