@@ -21,7 +21,8 @@ awk '/^Benchmark/ {
 	}
 }' "$log"
 
-p50=$(awk '/^BenchmarkAgentStep/ { for (i = 3; i < NF; i += 2) if ($(i+1) == "p50-ms/turn") print $i }' "$log" | tail -1)
+p50=$(awk '/^BenchmarkAgentStep-/ { for (i = 3; i < NF; i += 2) if ($(i+1) == "p50-ms/turn") print $i }' "$log" | tail -1)
+p50s=$(awk '/^BenchmarkAgentStepInSession-/ { for (i = 3; i < NF; i += 2) if ($(i+1) == "p50-ms/turn") print $i }' "$log" | tail -1)
 tps=$(awk '/^BenchmarkConcurrentSessions/ { for (i = 3; i < NF; i += 2) if ($(i+1) == "turns/s") print $i }' "$log" | tail -1)
 cpu=$(awk '/^BenchmarkConcurrentSessions/ { for (i = 3; i < NF; i += 2) if ($(i+1) == "cpu-ms/turn") print $i }' "$log" | tail -1)
 if [ "${PEERS:-}" != none ] && [ -x "$peers/dbos/run.sh" ]; then
@@ -33,8 +34,10 @@ if [ "${PEERS:-}" != none ] && [ -x "$peers/dbos/run.sh" ]; then
 	dtps=$(sed -n 's/.*turns_per_s_c8=\([0-9.]*\).*/\1/p' <<<"$line")
 	dcpu=$(sed -n 's/.*cpu_ms_per_turn=\([0-9.]*\).*/\1/p' <<<"$line")
 	if [ -n "$dp50" ] && [ -n "$p50" ]; then
-		awk -v a="$p50" -v b="$dp50" -v c="$tps" -v d="$dtps" -v e="$cpu" -v f="$dcpu" 'BEGIN {
-			printf "  cairn/DBOS: p50 per turn %.2f (target <= 0.8)", a / b
+		awk -v a="$p50" -v b="$dp50" -v c="$tps" -v d="$dtps" -v e="$cpu" -v f="$dcpu" -v g="$p50s" 'BEGIN {
+			printf "  cairn/DBOS: p50 per turn %.2f in a fresh session", a / b
+			if (g != "") printf ", %.2f in a continuing one", g / b
+			printf " (target <= 0.8)"
 			if (c != "" && d != "") printf ", turns/s at 8 %.2f (target >= 1)", c / d
 			if (e != "" && f != "") printf ", CPU per turn %.2f", e / f
 			printf "\n"

@@ -117,7 +117,8 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	}
 	rt.Repair = &repair.Repairer{Engine: rt.Engine, Driver: rt.Driver, StuckAfter: cfg.StuckAfter}
 	rt.Workers = &worker.Pool{
-		Queue: q, Handle: rt.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignals.Wait, Log: cfg.Log, Chain: true,
+		Queue: q, Handle: rt.Handle, Concurrency: cfg.Concurrency, Wake: rt.QueueSignals.Wait, Log: cfg.Log,
+		Chain:  []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit}, // a turn's phases, not workflow wake-ups (they coalesce)
 		Queues: queues,
 	}
 	rt.API = api.New(api.Config{

@@ -61,7 +61,7 @@ func TestPassesEndEarlyWhenIdle(t *testing.T) {
 // Without a deadline (a test, a direct call) Passes makes exactly one pass.
 func TestPassesWithoutDeadlineIsOnePass(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	sub := h.Accept("scripted:plain")
 	h.Lose(contracts.QueueModel)
 	h.Clock.Advance(2 * time.Minute)

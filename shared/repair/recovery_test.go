@@ -29,7 +29,7 @@ func crashed(h *enginetest.Harness, id string, mod func(*contracts.Submission)) 
 // stream store on resume: the model is not called again.
 func TestRepairStreamCompleteNotRecorded(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	ctx := context.Background()
 	sub := h.Accept("scripted:plain")
 	h.Lose(contracts.QueueModel)
@@ -67,7 +67,7 @@ func TestRepairStreamCompleteNotRecorded(t *testing.T) {
 // and a finished call keeps its result.
 func TestRepairToolsPartlyDone(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	ctx := context.Background()
 	s := h.Session(contracts.SessionSpec{Model: "scripted:multi"})
 	sub := h.Submit(s.ID, "several things")
@@ -143,7 +143,7 @@ func TestRepairToolsPartlyDone(t *testing.T) {
 // turn's commit; a free session's waiting submission is started.
 func TestRepairWaitingBehindAnother(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	s := h.Session(contracts.SessionSpec{Model: "scripted:plain"})
 	first := h.Submit(s.ID, "first")
 	second := h.Submit(s.ID, "second")

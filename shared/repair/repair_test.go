@@ -19,7 +19,7 @@ const stuckAfter = time.Minute // the Repairer's default, which the harness keep
 
 func TestLostMessageRedrivenOnlyAfterStuckAfter(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	sub := h.Accept("scripted:plain")
 	if sub = h.Get(sub.ID); sub.Phase != contracts.PhaseModel {
 		t.Fatalf("accepted submission is %s, want MODEL", sub.Phase)
@@ -73,7 +73,7 @@ func TestLeases(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			h := enginetest.New(t)
-			h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+			h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 			sub := h.Accept("scripted:plain")
 			h.Lose(contracts.QueueModel)
 			leased := h.Set(sub.ID, func(s *contracts.Submission) {
@@ -116,7 +116,7 @@ func TestAttemptsExhausted(t *testing.T) {
 	for _, c := range cases {
 		t.Run(strings.Repeat("I", c.attempt), func(t *testing.T) {
 			h := enginetest.New(t)
-			h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+			h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 			sub := h.Accept("scripted:plain")
 			h.Lose(contracts.QueueModel)
 			h.Set(sub.ID, func(s *contracts.Submission) {
@@ -257,7 +257,7 @@ func parked(t *testing.T, h *enginetest.Harness, wait time.Duration) contracts.S
 
 func TestParkedApproval(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	sub := parked(t, h, 10*time.Minute)
 
 	h.Clock.Advance(5 * time.Minute) // past StuckAfter, approval time left
@@ -321,7 +321,7 @@ func TestBreakForeignLeases(t *testing.T) {
 // One pass over a mix of states counts each outcome once.
 func TestReportCounters(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	ctx := context.Background()
 	expiring := parked(t, h, time.Minute)
 	lost := h.Accept("scripted:plain")

@@ -24,7 +24,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	w := &world{eval: &enginetest.InProcess{}}
 	w.h = enginetest.New(t, enginetest.Workflows(w.eval, nil))
-	w.h.RT.Workers.Chain = false // steps runs through the queues, loses and peeks at messages
+	w.h.RT.Workers.Chain = nil // steps runs through the queues, loses and peeks at messages
 	w.store = w.h.RT.Ports.Workflows
 	return w
 }

@@ -83,7 +83,7 @@ func mustCancel(t *testing.T, h *enginetest.Harness, sub contracts.Submission, r
 func TestCancelAbandonsAStreamingModelCall(t *testing.T) {
 	m := newBlocking()
 	h := enginetest.New(t, withModel("block", m))
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	s := h.Session(contracts.SessionSpec{Model: "block:forever"})
 	sub := h.Submit(s.ID, "think hard")
 	done := once(h, contracts.QueueModel)
@@ -135,7 +135,7 @@ func (j startedSignal) MarkToolStarted(ctx context.Context, subID string, step i
 func TestCancelKillsARunningTool(t *testing.T) {
 	started := make(chan string, 4)
 	h := enginetest.New(t, func(p *assemble.Ports) { p.Journal = startedSignal{p.Journal, started} })
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	s := h.Session(contracts.SessionSpec{Model: "scripted:shell"})
 	// The call's process tells its pid through a FIFO: reading it waits
 	// until the call runs.

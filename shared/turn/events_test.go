@@ -162,7 +162,7 @@ func callIDs(sub contracts.Submission) []string {
 // the record, in TOOLS.
 func runModel(t *testing.T, h *enginetest.Harness, spec contracts.SessionSpec) contracts.Submission {
 	t.Helper()
-	h.RT.Workers.Chain = false // only the model phase
+	h.RT.Workers.Chain = nil // only the model phase
 	s := h.Session(spec)
 	sub := h.Submit(s.ID, "go")
 	if _, err := h.RT.Workers.Once(context.Background(), contracts.QueueModel, 1); err != nil {

@@ -154,7 +154,7 @@ func (panics) Stream(context.Context, contracts.ModelRequest, func(contracts.Mod
 // lapse, and the turn would never be re-driven).
 func TestPanickingHolderStopsItsHeartbeat(t *testing.T) {
 	h := enginetest.New(t, func(p *assemble.Ports) { p.Models["panics"] = panics{} })
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	stopped := make(chan struct{})
 	h.RT.Engine.Heartbeat = func(time.Duration) (<-chan time.Time, func()) {
 		return make(chan time.Time), func() { close(stopped) }

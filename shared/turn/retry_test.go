@@ -88,7 +88,7 @@ func TestRetryRefusesAWorkflowNode(t *testing.T) {
 // the recorded results stand and the step's model call is not bought again.
 func TestRetryResumesAFailedToolsPhase(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	s := h.Session(contracts.SessionSpec{Model: "scripted:multi"})
 	sub := h.Submit(s.ID, "go")
 	if _, err := h.RT.Workers.Once(context.Background(), contracts.QueueModel, 1); err != nil {

@@ -240,7 +240,7 @@ func TestIdempotencyKey(t *testing.T) {
 // A mutating call with a started marker and no result is never re-run.
 func TestInterruptedMutatingCallIsNotRerun(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	s := h.Session(contracts.SessionSpec{Model: "scripted:approval"})
 	sub := h.Submit(s.ID, "go")
 	ctx := context.Background()
@@ -269,7 +269,7 @@ func TestInterruptedMutatingCallIsNotRerun(t *testing.T) {
 // resume (the ledger), not "interrupted", and does not run again.
 func TestStartedCallTheSandboxFinishedKeepsItsResult(t *testing.T) {
 	h := enginetest.New(t)
-	h.RT.Workers.Chain = false // steps the turn through the queues phase by phase
+	h.RT.Workers.Chain = nil // steps the turn through the queues phase by phase
 	s := h.Session(contracts.SessionSpec{Model: "scripted:approval"})
 	sub := h.Submit(s.ID, "go")
 	ctx := context.Background()

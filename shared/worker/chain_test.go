@@ -46,7 +46,10 @@ func newChainWorld(t *testing.T, chain bool) *chainWorld {
 	w := &chainWorld{rq: &receives{Queue: store}, wakes: &worker.Signals{}}
 	w.q = worker.NotifyQueue{Queue: w.rq, Signals: w.wakes}
 	batch := worker.DeferredBatcher{Batcher: store}
-	w.pool = &worker.Pool{Queue: w.q, Queues: []string{contracts.QueueModel, contracts.QueueTools}, Chain: chain}
+	w.pool = &worker.Pool{Queue: w.q, Queues: []string{contracts.QueueModel, contracts.QueueTools}}
+	if chain {
+		w.pool.Chain = w.pool.Queues
+	}
 	w.pool.Handle = func(ctx context.Context, m contracts.Message) error {
 		w.calls = append(w.calls, m.Kind+":"+m.SubmissionID)
 		err := batch.Batch(ctx, func(ctx context.Context) error {

@@ -20,13 +20,15 @@ type Pool struct {
 	Visibility  time.Duration                      // default 30s
 	Poll        time.Duration                      // idle poll when no wake-up arrives; default 200ms
 	Wake        func(queue string) <-chan struct{} // fires when queue may have work (may be nil)
-	// Chain lets a handler's closing write hand the next phase's message
-	// to this pool as already received (when the queue is a
-	// contracts.Claimer and the pool serves the next queue): the pool
-	// handles it right after, in the same goroutine and the same Once —
-	// no receive, no commit for it, no wake-up. Off, every message goes
-	// through the queue (a test that steps a turn phase by phase).
-	Chain bool
+	// Chain names the queues a handler's send to may hand the message to
+	// this pool as already received (when the queue is a
+	// contracts.Claimer and the pool serves it): the pool handles it
+	// right after, in the same goroutine and the same Once — no receive,
+	// no commit for it, no wake-up. A queue whose messages coalesce while
+	// they wait (workflow wake-ups: many node ends, one evaluation) is
+	// not one to chain. nil: every message goes through the queue (a test
+	// that steps a turn phase by phase).
+	Chain []string
 	Log   *slog.Logger
 }
 
@@ -136,9 +138,9 @@ func (p *Pool) visibility() time.Duration {
 }
 
 // chains reports whether a handler's send to queue may be claimed for
-// this pool (Chain, and the pool receives from queue).
+// this pool (Chain names it, and the pool receives from it).
 func (p *Pool) chains(queue string) bool {
-	return p.Chain && slices.Contains(p.Queues, queue)
+	return slices.Contains(p.Chain, queue) && slices.Contains(p.Queues, queue)
 }
 
 func (p *Pool) handle(ctx context.Context, m contracts.Message) (err error) {

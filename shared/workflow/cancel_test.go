@@ -15,7 +15,7 @@ import (
 // starts afterwards.
 func TestCancelRunOfFiftyNodes(t *testing.T) {
 	w := newWorld(t, 0)
-	w.h.RT.Workers.Chain = false // steps the run through the queues
+	w.h.RT.Workers.Chain = nil // steps the run through the queues
 	h := w.h
 	src := "def main(input):\n    return [r.output for r in wait([start(\"part %d\" % i, model=\"scripted:plain\") for i in range(50)])]\n"
 	run := h.StartRun(src, nil)
@@ -58,7 +58,7 @@ func TestCancelRunOfFiftyNodes(t *testing.T) {
 // wake-up of the run (repair's sweep wakes a RUNNING run).
 func TestCancelRunFinishedByAWakeUp(t *testing.T) {
 	w := newWorld(t, 0)
-	w.h.RT.Workers.Chain = false // steps the run through the queues
+	w.h.RT.Workers.Chain = nil // steps the run through the queues
 	h := w.h
 	run := h.StartRun("def main(input):\n    return wait([start(\"a\", model=\"scripted:plain\")])[0].output\n", nil)
 	if _, err := h.RT.Workers.Once(context.Background(), contracts.QueueWorkflow, 1); err != nil {
@@ -87,7 +87,7 @@ func TestCancelRunFinishedByAWakeUp(t *testing.T) {
 // too: no sub-agent goes on for nobody.
 func TestCancelTurnCancelsItsChildRun(t *testing.T) {
 	w := newWorld(t, 0)
-	w.h.RT.Workers.Chain = false // steps the run through the queues
+	w.h.RT.Workers.Chain = nil // steps the run through the queues
 	h := w.h
 	s := h.Session(contracts.SessionSpec{Model: "scripted:workflow", Tools: []contracts.ToolConfig{{Name: "run_workflow"}}})
 	sub := h.Submit(s.ID, "fan out")
