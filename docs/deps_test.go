@@ -92,13 +92,14 @@ func TestFunctionsLinkOnlyWhatTheyServe(t *testing.T) {
 		}
 		return out
 	}
+	mcpSDK := []string{"github.com/modelcontextprotocol/go-sdk"} // the api pins, the tools function calls
 	forbidden := map[string][]string{
 		"functions/api":      cat(modelSDKs, ecs, invoker, sandboxd),
-		"functions/model":    cat(ecs, invoker, sandboxd),
+		"functions/model":    cat(ecs, invoker, sandboxd, mcpSDK),
 		"functions/tools":    cat(modelSDKs, invoker, sandboxd),
-		"functions/commit":   cat(modelSDKs, ecs, invoker, sandboxd),
-		"functions/repair":   cat(modelSDKs, ecs, invoker, sandboxd),
-		"functions/workflow": cat(modelSDKs, ecs, sandboxd),
+		"functions/commit":   cat(modelSDKs, ecs, invoker, sandboxd, mcpSDK),
+		"functions/repair":   cat(modelSDKs, ecs, invoker, sandboxd, mcpSDK),
+		"functions/workflow": cat(modelSDKs, ecs, sandboxd, mcpSDK),
 		"functions/isolate":  cat(modelSDKs, ecs, runtime, sandboxd, []string{"github.com/aws/aws-sdk-go-v2"}),
 		"functions/sandboxd": cat(modelSDKs, runtime, starlark, []string{"github.com/aws/aws-sdk-go-v2"}),
 	}

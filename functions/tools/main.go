@@ -1,7 +1,7 @@
 // Command tools is the tools-phase Lambda: SQS FIFO batches in, partial batch
 // failures out, the same handler `cairn dev` runs.
 //
-// It may import shared/aws/backend, shared/aws/backend/sandboxes,
+// It may import shared/aws/backend, shared/aws/backend/mcptools, shared/aws/backend/sandboxes,
 // shared/aws/lambdafn, shared/contracts, the standard library and
 // aws-lambda-go.
 package main
@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/mcptools"
 	"github.com/cairnrun/cairn/shared/aws/backend/sandboxes"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -23,7 +24,7 @@ func main() {
 	// Format and level follow the function's logging config (AWS_LAMBDA_LOG_FORMAT,
 	// AWS_LAMBDA_LOG_LEVEL); lines logged with an invocation's ctx carry its requestId.
 	log := lambdacontext.NewLogger()
-	rt, err := backend.Boot(context.Background(), os.Getenv, log, backend.Serves{Sandboxes: sandboxes.Fargate})
+	rt, err := backend.Boot(context.Background(), os.Getenv, log, backend.Serves{Sandboxes: sandboxes.Fargate, MCP: mcptools.Connector})
 	if err != nil {
 		log.Error("starting", "error", err)
 		os.Exit(1)

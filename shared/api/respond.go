@@ -44,6 +44,8 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", err.Error())
 	case errors.Is(err, contracts.ErrConflict), errors.Is(err, contracts.ErrExists):
 		writeError(w, http.StatusConflict, "conflict", err.Error())
+	case errors.Is(err, contracts.ErrUnavailable):
+		writeError(w, http.StatusBadGateway, "upstream_unavailable", err.Error())
 	case errors.Is(err, contracts.ErrPermission):
 		writeError(w, http.StatusForbidden, "forbidden", err.Error())
 	default:

@@ -28,6 +28,9 @@ type Ports struct {
 	Queue      contracts.Queue
 	Sandboxes  contracts.SandboxProvider
 	Registry   contracts.ToolRegistry
+	// MCP lists and calls the tools of sessions' MCP servers (nil: not
+	// served; a spec naming a server is refused).
+	MCP contracts.MCPConnector
 	// Models maps a provider name ("scripted", …) to its client.
 	Models map[string]contracts.ModelClient
 	Clock  contracts.Clock
@@ -103,7 +106,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	}
 	rt.Engine = &turn.Engine{Deps: turn.Deps{
 		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q, Batch: batch, Ack: worker.Ack, Chain: worker.Chainer{},
-		Models: rt.resolve, Registry: p.Registry, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
+		Models: rt.resolve, Registry: p.Registry, MCP: p.MCP, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
 		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, FlushEvery: cfg.FlushEvery, MaxAttempts: cfg.MaxAttempts,
 	}}
 	queues := []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit}

@@ -162,6 +162,9 @@ type SessionSpec struct {
 	Policy  Policy       `json:"policy,omitempty"`
 	Limits  Limits       `json:"limits,omitempty"`
 	Sandbox SandboxSpec  `json:"sandbox,omitempty"`
+	// MCP servers whose tools the session offers besides Tools (their
+	// tools are listed and pinned when the session is created: Session.MCP).
+	MCP []MCPServer `json:"mcp,omitempty"`
 }
 
 // Session is a conversation: a spec, a transcript head, and the submission
@@ -175,6 +178,9 @@ type Session struct {
 	// Workflow is set on a session created to run a workflow node: when
 	// its submission ends, the node's result is recorded and the run woken.
 	Workflow *WorkflowRef `json:"workflow,omitempty"`
+	// MCP is the session's MCP toolset as listed when it was created
+	// (nil without MCP servers): set once, never re-bound.
+	MCP *MCPPin `json:"mcp,omitempty"`
 	// Sandbox is the session's current remote sandbox, if any.
 	Sandbox   *SandboxRecord `json:"sandbox,omitempty"`
 	Version   int64          `json:"version"`

@@ -33,6 +33,12 @@ type Binding struct {
 	// Workflows starts and reads workflow runs (the run_workflow tool);
 	// nil where workflows are not served.
 	Workflows WorkflowStarter
+	// MCPServers and MCPTools are the session's MCP servers and its
+	// pinned MCP tools (Session.MCP), bound after the built-ins; MCP calls
+	// them (nil: spec-only, as without a sandbox).
+	MCPServers []MCPServer
+	MCPTools   []MCPTool
+	MCP        MCPConnector
 }
 
 // WorkflowStarter is what a tool may do with workflows: start a run

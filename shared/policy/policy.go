@@ -20,6 +20,11 @@ func Validate(p contracts.Policy) error {
 		if !valid(d, false) {
 			return fmt.Errorf("policy for tool %q: %q is not allow, ask or deny: %w", name, d, contracts.ErrInvalid)
 		}
+		if strings.Contains(name, "*") {
+			if _, err := path.Match(globEscape(name), ""); err != nil {
+				return fmt.Errorf("policy tool pattern %q: %v: %w", name, err, contracts.ErrInvalid)
+			}
+		}
 	}
 	for i, r := range p.Bash {
 		if r.Pattern == "" || !valid(r.Decision, false) {
@@ -66,10 +71,30 @@ func Decide(p contracts.Policy, call contracts.ToolCall) (contracts.Decision, st
 	if d, ok := p.Tools[call.Name]; ok {
 		return d, "tool rule " + call.Name
 	}
+	if pat, d, ok := toolPattern(p.Tools, call.Name); ok {
+		return d, "tool rule " + pat
+	}
 	if p.Default == "" {
 		return contracts.Allow, "default"
 	}
 	return p.Default, "default"
+}
+
+// toolPattern finds the tool rule whose key is a pattern (with `*`, any
+// run of characters) matching name — "mcp__docs__*" for every tool of the
+// MCP server docs. The longest matching pattern wins (the most specific),
+// then the first in byte order; an exact key has already been tried.
+func toolPattern(tools map[string]contracts.Decision, name string) (string, contracts.Decision, bool) {
+	best, found := "", false
+	for pat := range tools {
+		if !strings.Contains(pat, "*") || !matchCommand(pat, name) {
+			continue
+		}
+		if !found || len(pat) > len(best) || (len(pat) == len(best) && pat < best) {
+			best, found = pat, true
+		}
+	}
+	return best, tools[best], found
 }
 
 // matchCommand matches a whole command line against a pattern where `*`

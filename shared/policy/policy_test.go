@@ -51,3 +51,23 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+func TestToolPatterns(t *testing.T) {
+	p := contracts.Policy{Default: contracts.Ask, Tools: map[string]contracts.Decision{
+		"mcp__docs__*":         contracts.Allow,
+		"mcp__docs__delete*":   contracts.Deny,
+		"mcp__docs__delete_me": contracts.Ask,
+		"mcp__*":               contracts.Deny,
+	}}
+	for name, want := range map[string]contracts.Decision{
+		"mcp__docs__search":    contracts.Allow, // the server's pattern
+		"mcp__docs__delete_x":  contracts.Deny,  // the longer pattern wins
+		"mcp__docs__delete_me": contracts.Ask,   // an exact name wins
+		"mcp__fs__read":        contracts.Deny,  // every other MCP tool
+		"read_file":            contracts.Ask,   // the default
+	} {
+		if got, why := Decide(p, contracts.ToolCall{Name: name}); got != want {
+			t.Errorf("Decide(%s) = %s (%s), want %s", name, got, why, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -17,8 +18,9 @@ const DefaultOutputCap = 32 << 10
 // Registry is the static list of built-in tool definitions with their input
 // schemas compiled once. It is immutable and safe for concurrent use.
 type Registry struct {
-	defs    []contracts.ToolDef
-	schemas map[string]*jsonschema.Schema
+	defs       []contracts.ToolDef
+	schemas    map[string]*jsonschema.Schema
+	mcpSchemas sync.Map // sha256 of a pinned MCP input schema → compiled (mcp.go)
 }
 
 var _ contracts.ToolRegistry = (*Registry)(nil)
@@ -61,7 +63,8 @@ func (r *Registry) Lookup(name string) (contracts.ToolDef, bool) {
 	return contracts.ToolDef{}, false
 }
 
-// Bind builds a session's toolset from its tool configs, in their order.
+// Bind builds a session's toolset from its tool configs, in their order,
+// then the binding's pinned MCP tools (mcp.go).
 // An unknown or duplicate tool name, a config that is not a JSON object, or
 // a factory refusing the binding is ErrInvalid. A binding without a
 // sandbox is spec-only: Specs and Effect work, Call returns an error. A config's
@@ -102,6 +105,9 @@ func (r *Registry) Bind(configs []contracts.ToolConfig, b contracts.Binding) (co
 		bt := &boundTool{spec: def.ToolSpec, effect: effect, schema: r.schemas[c.Name], tool: tool}
 		ts.byName[c.Name] = bt
 		ts.order = append(ts.order, bt)
+	}
+	if err := r.bindMCP(ts, b); err != nil {
+		return nil, err
 	}
 	return ts, nil
 }

@@ -48,9 +48,12 @@ type Deps struct {
 	// message was handed to this process's worker (worker.Chainer): then
 	// that phase's lease is taken in the same write and handed on, one
 	// write fewer for it. nil = every phase takes its own lease.
-	Chain     Chainer
-	Models    ModelResolver
-	Registry  contracts.ToolRegistry
+	Chain    Chainer
+	Models   ModelResolver
+	Registry contracts.ToolRegistry
+	// MCP lists and calls the tools of sessions' MCP servers; nil = MCP
+	// servers are not served (a spec naming one is refused).
+	MCP       contracts.MCPConnector
 	Sandboxes contracts.SandboxProvider
 	// Workflows is given to tools (run_workflow); nil = not served.
 	Workflows contracts.WorkflowStarter

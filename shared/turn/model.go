@@ -133,10 +133,10 @@ func (e *Engine) complete(ctx context.Context, w *chunkWriter, resp contracts.Mo
 }
 
 func (e *Engine) toolSpecs(sess contracts.Session) ([]contracts.ToolSpec, error) {
-	if len(sess.Spec.Tools) == 0 {
+	if len(sess.Spec.Tools) == 0 && (sess.MCP == nil || len(sess.MCP.Tools) == 0) {
 		return nil, nil
 	}
-	ts, err := e.Registry.Bind(sess.Spec.Tools, contracts.Binding{SessionID: sess.ID, OutputCap: e.OutputCap})
+	ts, err := e.Registry.Bind(sess.Spec.Tools, e.binding(sess, contracts.Binding{SessionID: sess.ID, OutputCap: e.OutputCap}))
 	if err != nil {
 		return nil, fmt.Errorf("binding tools of session %s: %w", sess.ID, err)
 	}

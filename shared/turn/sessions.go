@@ -8,10 +8,15 @@ import (
 )
 
 // CreateSession stores a new session for owner with spec (validated by
-// the caller: policy, tools, model).
+// the caller: policy, tools, model), its MCP servers' tools listed and
+// pinned in it (ErrUnavailable naming a server that cannot be reached).
 func (e *Engine) CreateSession(ctx context.Context, owner string, spec contracts.SessionSpec) (contracts.Session, error) {
+	pin, err := e.pinMCP(ctx, spec.MCP) // listed once, here: every phase binds the same tools
+	if err != nil {
+		return contracts.Session{}, fmt.Errorf("creating session: %w", err)
+	}
 	now := e.now()
-	sess, err := e.Journal.CreateSession(ctx, contracts.Session{ID: e.IDs.New("ses"), Owner: owner, Spec: spec, CreatedAt: now, UpdatedAt: now})
+	sess, err := e.Journal.CreateSession(ctx, contracts.Session{ID: e.IDs.New("ses"), Owner: owner, Spec: spec, MCP: pin, CreatedAt: now, UpdatedAt: now})
 	if err != nil {
 		return sess, fmt.Errorf("creating session: %w", err)
 	}
@@ -108,6 +113,9 @@ func CheckSpec(spec contracts.SessionSpec) error {
 		return fmt.Errorf("sandbox.network is %.64q: want %q (the default) or %q: %w", spec.Sandbox.Network, contracts.NetworkNone, contracts.NetworkInternet, contracts.ErrInvalid)
 	case spec.Sandbox.Workspace != "" && spec.Sandbox.Workspace != contracts.WorkspaceEphemeral:
 		return fmt.Errorf("sandbox.workspace is %.64q: want \"\" (the kind's default) or %q: %w", spec.Sandbox.Workspace, contracts.WorkspaceEphemeral, contracts.ErrInvalid)
+	}
+	if err := checkMCP(spec.MCP); err != nil {
+		return err
 	}
 	for i, t := range spec.Tools {
 		if len(t.Config) > MaxToolConfigBytes {

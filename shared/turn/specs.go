@@ -9,8 +9,8 @@ import (
 )
 
 // Spec cache: every model and tools phase needs its session's spec, which
-// never changes once the session is created (nor do its id, owner and
-// workflow reference). Read whole each phase, the session record — with
+// never changes once the session is created (nor do its id, owner,
+// workflow reference and MCP pin). Read whole each phase, the session record — with
 // its sandbox record, head and version, which do change — is decoded
 // again and again; the engine keeps the immutable part of the sessions it
 // ran lately and reads a session only the first time this process sees it.
@@ -23,7 +23,7 @@ type specCache struct {
 }
 
 // sessionSpec returns the session's immutable part: ID, Owner, Spec,
-// Workflow and CreatedAt. Head, Active, Sandbox, Version and UpdatedAt are
+// Workflow, its MCP pin and CreatedAt. Head, Active, Sandbox, Version and UpdatedAt are
 // left zero: a caller that needs them reads the session.
 func (e *Engine) sessionSpec(ctx context.Context, id string) (contracts.Session, error) {
 	c := &e.specs
@@ -37,7 +37,7 @@ func (e *Engine) sessionSpec(ctx context.Context, id string) (contracts.Session,
 	if err != nil {
 		return contracts.Session{}, fmt.Errorf("reading session %s: %w", id, err)
 	}
-	s = contracts.Session{ID: full.ID, Owner: full.Owner, Spec: full.Spec, Workflow: full.Workflow, CreatedAt: full.CreatedAt}
+	s = contracts.Session{ID: full.ID, Owner: full.Owner, Spec: full.Spec, Workflow: full.Workflow, MCP: full.MCP, CreatedAt: full.CreatedAt}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.specs == nil {

@@ -60,7 +60,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	if err != nil {
 		return fmt.Errorf("acquiring sandbox of session %s: %w", sess.ID, err)
 	}
-	ts, err := e.Registry.Bind(sess.Spec.Tools, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap, Workflows: e.Workflows})
+	ts, err := e.Registry.Bind(sess.Spec.Tools, e.binding(sess, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap, Workflows: e.Workflows, MCP: e.MCP}))
 	if errors.Is(err, contracts.ErrInvalid) {
 		latest, lerr := h.release()
 		if lost(lerr) {

@@ -197,6 +197,9 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		Sandboxes: boxes, Registry: tools.NewRegistry(), Models: models,
 		Clock: clock, IDs: ids.New(clock),
 	}
+	if c.Serves.MCP != nil {
+		ports.MCP = c.Serves.MCP(res)
+	}
 	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def,
 		FlushEvery: StreamFlushEvery}
 	if err := workflowPorts(c, awsCfg, store, &ports, &rc); err != nil {

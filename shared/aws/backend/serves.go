@@ -18,9 +18,11 @@ import (
 // (docs/deps_test.go checks it per function):
 //
 //	model     Serves{Models: models.FromEnv}            the providers' SDKs
-//	tools     Serves{Sandboxes: sandboxes.Fargate}      ECS (and EC2 on the public network)
+//	tools     Serves{Sandboxes: sandboxes.Fargate,      ECS (and EC2 on the public network),
+//	                 MCP: mcptools.Connector}           the MCP SDK
 //	workflow  Serves{Evaluator: scripts.Evaluator}      the isolate invoker (Lambda)
-//	api, commit, repair: Serves{}
+//	api       Serves{MCP: mcptools.Connector}           the MCP SDK (pinning a session's MCP tools)
+//	commit, repair: Serves{}
 //	cairn dev --backend aws, tests: all.Serves           everything
 //
 // A nil field still lets sessions be checked as the serving function
@@ -32,7 +34,14 @@ type Serves struct {
 	Models    ModelsFunc
 	Sandboxes SandboxesFunc
 	Evaluator EvaluatorFunc
+	MCP       MCPFunc
 }
+
+// MCPFunc builds the connector to sessions' MCP servers
+// (mcptools.Connector): the api function pins a new session's MCP tools,
+// the tools function calls them; without it a spec naming an MCP server is
+// refused.
+type MCPFunc func(res secrets.Resolver) contracts.MCPConnector
 
 // ModelsFunc builds the model clients (models.FromEnv).
 type ModelsFunc func(getenv func(string) string, res secrets.Resolver, awsCfg aws.Config) (map[string]contracts.ModelClient, error)

@@ -17,6 +17,7 @@ import (
 	"github.com/cairnrun/cairn/shared/dumpable"
 	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/mcp"
 	"github.com/cairnrun/cairn/shared/model/providers"
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
@@ -102,11 +103,13 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 	sbOpts := cfg.Sandbox
 	sbOpts.Env = cfg.Env
 	models := map[string]contracts.ModelClient{"scripted": scripted.New()}
+	conn := &mcp.Connector{} // headers need a resolver: none without an environment
 	if cfg.Getenv != nil {
 		loadAWS := func(ctx context.Context) (aws.Config, error) { return config.LoadDefaultConfig(ctx) }
+		res := secrets.Resolver{Getenv: cfg.Getenv, SecretsManager: secrets.Lazy(loadAWS)}
+		conn.Resolve = res.Resolve
 		if models, err = providers.FromEnv(providers.Config{
-			Getenv: cfg.Getenv, AWS: loadAWS,
-			Secrets: secrets.Resolver{Getenv: cfg.Getenv, SecretsManager: secrets.Lazy(loadAWS)},
+			Getenv: cfg.Getenv, AWS: loadAWS, Secrets: res,
 		}); err != nil {
 			store.Close()
 			lock.Close()
@@ -126,7 +129,7 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 	ports := assemble.Ports{
 		Journal: store, Transcript: store, Streams: store, Events: store, Queue: store, Batch: store,
 		Sandboxes: sandboxes,
-		Registry:  tools.NewRegistry(), Models: models, Clock: clock, IDs: ids.New(clock),
+		Registry:  tools.NewRegistry(), MCP: conn, Models: models, Clock: clock, IDs: ids.New(clock),
 		Close: func() error { return errors.Join(closeSandboxes(), store.Close(), lock.Close()) },
 	}
 	if len(cfg.Isolate) > 0 {

@@ -64,6 +64,12 @@ var scenarios = map[string][]step{
 	"loop": {
 		{text: "Looking again.", calls: []call{{"list_dir", map[string]any{"path": "."}}}},
 	},
+	// "call": the prompt is "<tool> <JSON input>": one call of that tool
+	// (an MCP tool's, say), then an answer.
+	"call": {
+		{text: "Calling the tool you named.", calls: []call{{"{tool}", nil}}},
+		{text: "The call finished."},
+	},
 	"kill": {
 		{text: "Appending a line, then a slow check.", calls: []call{
 			{"python", map[string]any{"code": "open('out.txt', 'a').write('line\\n')"}},

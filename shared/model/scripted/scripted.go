@@ -2,6 +2,7 @@ package scripted
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -90,6 +91,15 @@ func (c *Client) Stream(ctx context.Context, req contracts.ModelRequest, emit fu
 	}
 	for i, cl := range st.calls {
 		tc := contracts.ToolCall{ID: fmt.Sprintf("call_%d_%d", n, i), Name: cl.name, Input: mustJSON(withPrompt(cl.input, prompt))}
+		if cl.name == "{tool}" { // the "call" scenario: tool and input from the prompt
+			tool, input, _ := strings.Cut(strings.TrimSpace(prompt), " ")
+			tc.Name, tc.Input = tool, json.RawMessage(strings.TrimSpace(input))
+			if len(tc.Input) == 0 {
+				tc.Input = json.RawMessage("{}")
+			} else if !json.Valid(tc.Input) {
+				tc.Input = mustJSON(map[string]any{"input": input}) // stored as given; the schema refuses it
+			}
+		}
 		if err := send(contracts.ModelEvent{Type: contracts.ModelToolCall, ToolCall: &tc}); err != nil {
 			return resp, err
 		}

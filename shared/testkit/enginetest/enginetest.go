@@ -15,9 +15,11 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/mcp"
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/repair"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
+	"github.com/cairnrun/cairn/shared/secrets"
 	"github.com/cairnrun/cairn/shared/tools"
 )
 
@@ -92,6 +94,7 @@ func NewConfig(t testing.TB, cfg assemble.Config, opts ...func(*assemble.Ports))
 		Journal: store, Transcript: store, Streams: store, Events: store, Queue: store, Batch: store,
 		Sandboxes: local.NewProvider(sandboxes, local.Options{Env: []string{"PATH=" + os.Getenv("PATH")}}),
 		Registry:  tools.NewRegistry(), Models: map[string]contracts.ModelClient{"scripted": model},
+		MCP:   &mcp.Connector{Resolve: secrets.Resolver{Getenv: os.Getenv}.Resolve},
 		Clock: clock, IDs: ids.New(clock),
 	}
 	for _, o := range opts {

@@ -2,6 +2,7 @@ package all
 
 import (
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/mcptools"
 	"github.com/cairnrun/cairn/shared/aws/backend/models"
 	"github.com/cairnrun/cairn/shared/aws/backend/sandboxes"
 	"github.com/cairnrun/cairn/shared/aws/backend/scripts"
@@ -9,4 +10,4 @@ import (
 
 // Serves is every constructor: model providers, Fargate sandboxes, the
 // isolate.
-var Serves = backend.Serves{Models: models.FromEnv, Sandboxes: sandboxes.Fargate, Evaluator: scripts.Evaluator}
+var Serves = backend.Serves{Models: models.FromEnv, Sandboxes: sandboxes.Fargate, Evaluator: scripts.Evaluator, MCP: mcptools.Connector}

@@ -5,6 +5,6 @@
 //	cfg.Serves = all.Serves
 //	rt, err := backend.New(ctx, cfg)
 //
-// It may import shared/aws/backend, shared/aws/backend/models,
+// It may import shared/aws/backend, shared/aws/backend/mcptools, shared/aws/backend/models,
 // shared/aws/backend/sandboxes, shared/aws/backend/scripts.
 package all

@@ -1,0 +1,73 @@
+package contracts
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// MCP transports of a remote server (MCPServer.Transport).
+const (
+	MCPStreamable = "streamable" // Streamable HTTP, the default
+	MCPSSE        = "sse"        // the older HTTP+SSE transport
+)
+
+// MCPServer is a Model Context Protocol server a session's tools come from
+// (SessionSpec.MCP). Its tools are offered to the model as
+// mcp__<Name>__<tool>.
+type MCPServer struct {
+	// Name: 1–32 of a-z, 0-9, _ and -, unique in the session.
+	Name string `json:"name"`
+	// URL of a remote server (http or https), spoken to over Transport.
+	URL       string `json:"url,omitempty"`
+	Transport string `json:"transport,omitempty"` // "" (streamable), "streamable" or "sse"
+	// Headers are sent with every request to a remote server. Each value
+	// is a secret reference (env:NAME, secretsmanager:ID or a Secrets
+	// Manager ARN), resolved where the request is made: never stored or
+	// logged resolved.
+	Headers map[string]string `json:"headers,omitempty"`
+	// Command runs a stdio server inside the session's sandbox (InSandbox
+	// must say so: never in the runtime's process or environment).
+	Command   []string `json:"command,omitempty"`
+	InSandbox bool     `json:"in_sandbox,omitempty"`
+	// Tools, when set, are the only tools of the server offered.
+	Tools []string `json:"tools,omitempty"`
+	// ReadOnly names tools treated as read-only whatever the server says
+	// (an MCP tool is mutating unless annotated readOnlyHint).
+	ReadOnly []string `json:"read_only,omitempty"`
+}
+
+// MCPTool is one tool of an MCP server as it was listed for a session and
+// pinned in its record (MCPPin).
+type MCPTool struct {
+	Server      string          `json:"server"`
+	Tool        string          `json:"tool"` // the server's own name
+	Name        string          `json:"name"` // what the model sees: mcp__<server>__<tool>
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	ReadOnly    bool            `json:"read_only,omitempty"`
+}
+
+// MCPPin is a session's MCP toolset, listed once when the session is
+// created and pinned in its record, so every phase in every process offers
+// the model the same tools. Fingerprint is the SHA-256 of Tools: a server
+// whose tools changed since is reported, not re-bound.
+type MCPPin struct {
+	Tools       []MCPTool `json:"tools"`
+	Fingerprint string    `json:"fingerprint"`
+	ListedAt    time.Time `json:"listed_at"`
+}
+
+// MCPConnector speaks to MCP servers: no connection outlives a call, so
+// any process holding a session's spec and pin can call its tools.
+//
+// ListTools lists a server's tools (every page), filtered by the server's
+// Tools and marked read-only by its ReadOnly and the tools' annotations.
+// CallTool calls one tool with input (a JSON object) and meta (sent as
+// _meta: the call's effect id, for a server that de-duplicates); a server
+// that cannot be reached, or fails the call at the protocol level, is an
+// IsError result naming it, never an error the turn would retry on.
+type MCPConnector interface {
+	ListTools(ctx context.Context, s MCPServer) ([]MCPTool, error)
+	CallTool(ctx context.Context, s MCPServer, tool string, input json.RawMessage, meta map[string]any) (ToolResult, error)
+}

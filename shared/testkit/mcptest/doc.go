@@ -1,0 +1,8 @@
+// Package mcptest starts real MCP servers for tests: the reference server
+// @modelcontextprotocol/server-everything (npm, run with npx, which the
+// CI machine has) over Streamable HTTP or the older HTTP+SSE transport, on
+// a free loopback port, stopped (its whole process group) when the test
+// ends.
+//
+// It may import only the standard library.
+package mcptest
