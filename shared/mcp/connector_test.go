@@ -90,10 +90,11 @@ type goServer struct {
 	auth    chan string
 	meta    chan map[string]any
 	started chan struct{}
+	release chan struct{} // ends a blocked call's handler (the test's end)
 }
 
 func newGoServer(t *testing.T) *goServer {
-	g := &goServer{auth: make(chan string, 8), meta: make(chan map[string]any, 8), started: make(chan struct{}, 1)}
+	g := &goServer{auth: make(chan string, 8), meta: make(chan map[string]any, 8), started: make(chan struct{}, 1), release: make(chan struct{})}
 	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, nil)
 	type in struct {
 		Word string `json:"word"`
@@ -106,11 +107,21 @@ func newGoServer(t *testing.T) *goServer {
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "block"}, func(ctx context.Context, req *sdk.CallToolRequest, v in) (*sdk.CallToolResult, any, error) {
 		g.started <- struct{}{}
-		<-ctx.Done()
+		select { // the SDK may keep the handler's context past its connection
+		case <-ctx.Done():
+		case <-g.release:
+		}
 		return nil, nil, ctx.Err()
 	})
 	g.Server = httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
-	t.Cleanup(g.Close)
+	t.Cleanup(func() {
+		select {
+		case <-g.release:
+		default:
+			close(g.release)
+		}
+		g.Close() // waits for the handlers
+	})
 	return g
 }
 
@@ -174,12 +185,13 @@ func TestServerDownAndKilledMidCall(t *testing.T) {
 	case r := <-done:
 		t.Fatalf("the blocking call returned before it ran: %+v", r)
 	}
-	g.CloseClientConnections()
-	g.Close()
+	g.CloseClientConnections() // the server's side of the call is cut
 	r := <-done
 	if !r.IsError || !strings.Contains(r.Content, "MCP server go failed the call to block") || !strings.Contains(r.Content, "may or may not have run") {
 		t.Fatalf("killed mid-call: %+v", r)
 	}
+	close(g.release)
+	g.Close() // and now it is gone
 	r, err := c.CallTool(context.Background(), s, "say", json.RawMessage(`{"word":"x"}`), nil)
 	if err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server go is unavailable") || !strings.Contains(r.Content, "not made") {
 		t.Fatalf("down: %+v, %v", r, err)
