@@ -18,6 +18,10 @@ import (
 const (
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultCallTimeout    = 5 * time.Minute
+	// DefaultListTimeout bounds listing a server's tools, connecting
+	// included: it happens while a session is created, inside an API
+	// request (API Gateway gives up at 29 s).
+	DefaultListTimeout = 20 * time.Second
 	// protocolVersion is asked for first: the version the servers of
 	// today speak (newer drafts are negotiated down by the SDK anyway, at
 	// the cost of a round trip).
@@ -39,13 +43,18 @@ type Connector struct {
 	// does not answer is an error result, never a stuck turn.
 	ConnectTimeout time.Duration
 	CallTimeout    time.Duration
+	ListTimeout    time.Duration // 0 = DefaultListTimeout
 }
 
 var _ contracts.MCPConnector = (*Connector)(nil)
 
 // ListTools lists s's tools, every page, as the session will pin them.
 func (c *Connector) ListTools(ctx context.Context, s contracts.MCPServer) ([]contracts.MCPTool, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.connectTimeout()+c.callTimeout())
+	list := c.ListTimeout
+	if list <= 0 {
+		list = DefaultListTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, list)
 	defer cancel()
 	cs, err := c.connect(ctx, s)
 	if err != nil {

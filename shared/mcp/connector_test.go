@@ -3,10 +3,12 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -214,5 +216,34 @@ func TestToolName(t *testing.T) {
 	long := mcp.ToolName("server-with-a-long-name-xx", strings.Repeat("t", 80))
 	if len(long) > mcp.MaxToolName {
 		t.Errorf("%s is %d bytes", long, len(long))
+	}
+}
+
+// A server that accepts and never answers fails the listing (a session's
+// creation waits for it inside an API request) and the call, as errors
+// naming it, within the connector's bounds.
+func TestSilentServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	s := contracts.MCPServer{Name: "mute", URL: "http://" + l.Addr().String() + "/mcp"}
+	c := &mcp.Connector{ListTimeout: 300 * time.Millisecond, ConnectTimeout: 300 * time.Millisecond, CallTimeout: 300 * time.Millisecond}
+	if _, err := c.ListTools(context.Background(), s); err == nil || !strings.Contains(err.Error(), "mcp server mute") {
+		t.Fatalf("listing a silent server: %v", err)
+	}
+	r, err := c.CallTool(context.Background(), s, "x", nil, nil)
+	if err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server mute is unavailable") {
+		t.Fatalf("calling a silent server: %+v, %v", r, err)
 	}
 }
