@@ -40,31 +40,9 @@ func (s *Store) Batch(ctx context.Context, fn func(ctx context.Context) error) (
 	if s.batchOf(ctx) != nil {
 		return fn(ctx)
 	}
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.unlock()
-	tx, err := s.db.BeginTx(quiet(ctx), nil)
-	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tx.Rollback() // fn panicked: nothing of it is written
-		}
-	}()
-	ferr := fn(context.WithValue(ctx, batchKey{}, &batch{s: s, tx: tx}))
-	done = true
-	if ferr != nil {
-		tx.Rollback()
-		return ferr
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing transaction: %w", err)
-	}
-	s.commits.Add(1)
-	return nil
+	return s.transact(ctx, func(tx *sql.Tx) error {
+		return fn(context.WithValue(ctx, batchKey{}, &batch{s: s, tx: tx}))
+	})
 }
 
 // savepoint runs fn as one all-or-nothing part of the batch. The three

@@ -92,6 +92,13 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if b := s.batchOf(ctx); b != nil {
 		return b.savepoint(ctx, fn)
 	}
+	return s.transact(ctx, fn)
+}
+
+// transact runs fn in a BEGIN IMMEDIATE transaction under the writer slot
+// and commits it when fn returns nil; an error or a panic (which goes on)
+// rolls it back. write and Batch are both one.
+func (s *Store) transact(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
@@ -100,9 +107,17 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
-	if err := fn(tx); err != nil {
+	done := false
+	defer func() {
+		if !done {
+			tx.Rollback() // fn panicked: nothing of it is written
+		}
+	}()
+	ferr := fn(tx)
+	done = true
+	if ferr != nil {
 		tx.Rollback()
-		return err
+		return ferr
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("committing transaction: %w", err)
