@@ -6,6 +6,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -34,8 +37,15 @@ type Server struct {
 func Start(t testing.TB, mode string) *Server {
 	t.Helper()
 	port := freePort(t)
+	// It listens on every interface (app.listen(PORT)); nothing here may
+	// listen beyond loopback, so a preload pins every listen to 127.0.0.1.
+	preload := filepath.Join(t.TempDir(), "loopback.cjs")
+	if err := os.WriteFile(preload, []byte(loopbackPreload), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command("npx", "-y", Everything, mode)
-	cmd.Env = append(os.Environ(), fmt.Sprint("PORT=", port), "npm_config_yes=true", "npm_config_update_notifier=false")
+	cmd.Env = append(os.Environ(), fmt.Sprint("PORT=", port), "npm_config_yes=true", "npm_config_update_notifier=false",
+		"NODE_OPTIONS=--require "+preload)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// It says it listens on stdout in one mode and stderr in the other:
 	// both go to one pipe, read line by line.
@@ -84,6 +94,9 @@ func Start(t testing.TB, mode string) *Server {
 	case <-time.After(startup):
 		t.Fatalf("%s %s did not listen within %s: %s", Everything, mode, startup, stderr())
 	}
+	if addrs := listeners(port); len(addrs) == 0 || slices.ContainsFunc(addrs, func(a string) bool { return a != "127.0.0.1" }) {
+		t.Fatalf("%s %s listens on %v, want 127.0.0.1 only", Everything, mode, addrs)
+	}
 	path := "/mcp"
 	if mode == SSE {
 		path = "/sse"
@@ -109,4 +122,49 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// loopbackPreload makes every TCP listen of a Node.js process bind
+// 127.0.0.1, whatever host (or none) it asked for.
+const loopbackPreload = `const net = require("net");
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  const a = args[0];
+  if (a !== null && typeof a === "object") {
+    if (a.path === undefined) args[0] = Object.assign({}, a, { host: "127.0.0.1" });
+  } else if (typeof a === "number" || (typeof a === "string" && /^[0-9]+$/.test(a))) {
+    if (typeof args[1] === "string") args[1] = "127.0.0.1";
+    else args.splice(1, 0, "127.0.0.1");
+  }
+  return listen.apply(this, args);
+};
+`
+
+// listeners are the local addresses of the sockets listening on port
+// (from /proc/net/tcp and tcp6), as dotted IPv4 or "ipv6:<hex>".
+func listeners(port int) []string {
+	var out []string
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) < 4 || fs[3] != "0A" { // 0A: LISTEN
+				continue
+			}
+			host, p, ok := strings.Cut(fs[1], ":")
+			if n, err := strconv.ParseInt(p, 16, 32); !ok || err != nil || int(n) != port {
+				continue
+			}
+			if len(host) == 8 { // IPv4, little-endian hex
+				v, _ := strconv.ParseUint(host, 16, 32)
+				out = append(out, fmt.Sprintf("%d.%d.%d.%d", v&0xff, v>>8&0xff, v>>16&0xff, v>>24))
+			} else {
+				out = append(out, "ipv6:"+host)
+			}
+		}
+	}
+	return out
 }
