@@ -7,6 +7,7 @@
 //	cairn workflow run FILE.star [--input JSON]       run a workflow and show its nodes
 //	cairn schedule create|list|get|pause|resume|delete   manage a workflow's schedules
 //	cairn token add NAME [--operator] | list | revoke NAME   the data directory's token principals
+//	cairn mcp     [--addr URL | --data DIR]            serve cairn as an MCP server on stdin/stdout
 //	cairn sandboxd --addr 127.0.0.1:0 --workspace DIR --state DIR   the sandbox control server
 //	cairn isolate                                      evaluate one workflow script (stdin → stdout)
 //
@@ -15,8 +16,8 @@
 //
 // It may import shared/assemble, shared/aws/backend, shared/aws/backend/all, shared/aws/harness,
 // shared/aws/lambdafn, shared/auth, shared/contracts, shared/embedded/backend,
-// shared/ids, shared/repair, shared/sandbox/server, shared/workflow/isolate, the standard
-// library, the AWS SDK, aws-lambda-go's event types and golang.org/x/sys.
+// shared/ids, shared/mcp/serve, shared/repair, shared/sandbox/server, shared/workflow/isolate, the standard
+// library, the AWS SDK, aws-lambda-go's event types, the MCP Go SDK and golang.org/x/sys.
 // It never imports shared/testkit/... (docs/docs_test.go checks it).
 package main
 
@@ -49,6 +50,8 @@ usage:
   cairn schedule list [WORKFLOW]                       your schedules (of one workflow)
   cairn schedule get|pause|resume|delete [WORKFLOW] SCHEDULE   (every schedule command: [--addr URL --token T | --data DIR])
   cairn token    add NAME [--operator] | list | revoke NAME  [--data DIR]   who may call the API (DATA/tokens.json)
+  cairn mcp      [--addr URL --token T | --data DIR] [--max-wait 10m]   cairn as an MCP server on stdin/stdout
+                 (tools run_agent, get_result, approve, cancel, run_workflow; the API's /v1/mcp serves the same)
   cairn sandboxd --addr HOST:PORT --workspace DIR --state DIR [--idle-timeout D]   (needs SANDBOXD_TOKEN_SHA256)
 
 Every API request is made by a principal: locally a token's name (token add prints the token
@@ -90,6 +93,8 @@ func main() {
 		err = cmdSchedule(ctx, env, args)
 	case "token":
 		err = cmdToken(ctx, env, args)
+	case "mcp":
+		err = cmdMCP(ctx, env, args)
 	case "isolate":
 		// Evaluates one workflow script: JSON on stdin and stdout, run by
 		// the workflow driver with an empty environment and tight limits.

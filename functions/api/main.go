@@ -21,7 +21,7 @@ func main() {
 	// Format and level follow the function's logging config (AWS_LAMBDA_LOG_FORMAT,
 	// AWS_LAMBDA_LOG_LEVEL); lines logged with an invocation's ctx carry its requestId.
 	log := lambdacontext.NewLogger()
-	rt, err := backend.Boot(context.Background(), os.Getenv, log, backend.Serves{MCP: mcptools.Connector})
+	rt, err := backend.Boot(context.Background(), os.Getenv, log, backend.Serves{MCP: mcptools.Connector, MCPServer: mcptools.Server})
 	if err != nil {
 		log.Error("starting", "error", err)
 		os.Exit(1)

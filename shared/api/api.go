@@ -29,17 +29,24 @@ type Config struct {
 	DefaultModel string
 	Log          *slog.Logger
 	Workflow     WorkflowConfig
+	// MCP serves POST /v1/mcp, cairn as an MCP server (serve.Handler);
+	// nil = not served (404).
+	MCP MCPHandler
 }
 
-type server struct{ Config }
+type server struct {
+	Config
+	self http.Handler // the whole handler: /v1/mcp's tools call it in-process
+}
 
 // New returns the API handler.
 func New(cfg Config) http.Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &server{cfg}
-	return s.recoverer(guard(jsonErrors(s.routes().mux)))
+	s := &server{Config: cfg}
+	s.self = s.recoverer(guard(jsonErrors(s.routes().mux)))
+	return s.self
 }
 
 // router is the mux every authenticated route is registered on; it keeps
@@ -76,6 +83,7 @@ func (s *server) routes() *router {
 	rt.HandleFunc("POST /v1/sessions/{id}/approvals/{aid}", s.auth(s.decide))
 	s.routeWorkflows(rt)
 	s.routeControl(rt)
+	s.routeMCP(rt)
 	return rt
 }
 

@@ -38,7 +38,8 @@
 // by the cursor's key.
 //
 // It may import shared/contracts, shared/ids, shared/policy, shared/turn and
-// the standard library.
+// the standard library (/v1/mcp is served by Config.MCP, built elsewhere:
+// the MCP SDK is linked only where it is served).
 //
 // # Usage
 //

@@ -38,6 +38,8 @@ func TestEveryRouteChecksItsOwner(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream") // /v1/mcp's Streamable HTTP wants both
 			if tok := toks[c]; tok != "" {
 				req.Header.Set("Authorization", "Bearer "+tok)
 			}

@@ -103,7 +103,7 @@ func newScheduleWorld(t *testing.T) *scheduleWorld {
 	store := db.Workflows()
 	clock := fixedClock{time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
 	sched := &recorder{store: store, fail: map[string]error{}, gone: map[string]bool{}}
-	s := &server{Config{Engine: &turn.Engine{Deps: turn.Deps{Clock: clock}}, Log: slog.New(slog.DiscardHandler), Workflow: WorkflowConfig{
+	s := &server{Config: Config{Engine: &turn.Engine{Deps: turn.Deps{Clock: clock}}, Log: slog.New(slog.DiscardHandler), Workflow: WorkflowConfig{
 		Store: store, IDs: ids.New(clock), Scheduler: sched,
 	}}}
 	wf, err := store.CreateWorkflow(context.Background(), contracts.Workflow{ID: "wf_a", Owner: alice.Name, Name: "a", Script: "result = 1"})

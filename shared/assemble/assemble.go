@@ -64,6 +64,8 @@ type Config struct {
 	// Scheduler registers workflow schedules where they fire (EventBridge
 	// Scheduler on AWS); nil = the store is the schedule (the dev ticker).
 	Scheduler contracts.Scheduler
+	// MCPServer serves the API's /v1/mcp (serve.Handler); nil = not served.
+	MCPServer api.MCPHandler
 }
 
 // Runtime is an assembled cairn: the ports and configuration it was built
@@ -127,7 +129,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	rt.API = api.New(api.Config{
 		Engine: rt.Engine, Journal: p.Journal, Transcript: p.Transcript, Events: ev, Registry: p.Registry,
 		Wake: rt.EventSignal.Wait, Authenticate: cfg.Authenticate, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
-		Workflow: rt.workflowAPI(),
+		Workflow: rt.workflowAPI(), MCP: cfg.MCPServer,
 	})
 	return rt, nil
 }

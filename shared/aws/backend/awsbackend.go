@@ -201,7 +201,7 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		ports.MCP = c.Serves.MCP(res)
 	}
 	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def,
-		FlushEvery: StreamFlushEvery}
+		FlushEvery: StreamFlushEvery, MCPServer: c.Serves.MCPServer}
 	if err := workflowPorts(c, awsCfg, store, &ports, &rc); err != nil {
 		return nil, fmt.Errorf("aws backend: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/cairnrun/cairn/shared/api"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 	"github.com/cairnrun/cairn/shared/secrets"
@@ -21,7 +22,8 @@ import (
 //	tools     Serves{Sandboxes: sandboxes.Fargate,      ECS (and EC2 on the public network),
 //	                 MCP: mcptools.Connector}           the MCP SDK
 //	workflow  Serves{Evaluator: scripts.Evaluator}      the isolate invoker (Lambda)
-//	api       Serves{MCP: mcptools.Connector}           the MCP SDK (pinning a session's MCP tools)
+//	api       Serves{MCP: mcptools.Connector,           the MCP SDK (pinning a session's MCP tools,
+//	                 MCPServer: mcptools.Server}        and serving /v1/mcp)
 //	commit, repair: Serves{}
 //	cairn dev --backend aws, tests: all.Serves           everything
 //
@@ -35,6 +37,9 @@ type Serves struct {
 	Sandboxes SandboxesFunc
 	Evaluator EvaluatorFunc
 	MCP       MCPFunc
+	// MCPServer serves the API's /v1/mcp (mcptools.Server): the api
+	// function only.
+	MCPServer api.MCPHandler
 }
 
 // MCPFunc builds the connector to sessions' MCP servers

@@ -73,7 +73,7 @@ func TestEveryRouteChecksItsOwnerBehindAPIGateway(t *testing.T) {
 					t.Helper()
 					// Headers a caller could forge name someone else; only
 					// the authorizer context counts.
-					hdr := http.Header{"Content-Type": {"application/json"}, "X-Amzn-Oidc-Identity": {"operator"},
+					hdr := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}, "X-Amzn-Oidc-Identity": {"operator"},
 						"X-Golambdaproxy-Apigatewaycontext": {`{"authorizer":{"iam":{"userArn":"arn:aws:iam::111122223333:role/team/Ops"}}}`}}
 					var a []authz
 					if az := c.callers[who]; az != nil {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -18,6 +20,7 @@ import (
 	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/mcp"
+	"github.com/cairnrun/cairn/shared/mcp/serve"
 	"github.com/cairnrun/cairn/shared/model/providers"
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
@@ -66,6 +69,10 @@ type Config struct {
 	// Runtime is passed to assemble.New; Owner is filled in.
 	Runtime assemble.Config
 }
+
+// MCPMaxWait bounds how long a /v1/mcp tool waits before it returns a
+// handle: below `cairn dev`'s 60 s write timeout.
+const MCPMaxWait = 45 * time.Second
 
 // New opens (or creates) the data directory and assembles the runtime.
 func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
@@ -137,6 +144,11 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 	}
 	rc := cfg.Runtime
 	rc.Owner = "boot_" + ids.RandomHex(6)
+	if rc.MCPServer == nil {
+		rc.MCPServer = func(call func(*http.Request) (*http.Response, error)) http.Handler {
+			return serve.Handler(call, MCPMaxWait)
+		}
+	}
 	rt, err := assemble.New(ports, rc)
 	if err != nil {
 		ports.Close()

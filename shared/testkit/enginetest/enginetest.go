@@ -16,6 +16,7 @@ import (
 	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/mcp"
+	"github.com/cairnrun/cairn/shared/mcp/serve"
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/repair"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
@@ -79,6 +80,9 @@ func New(t testing.TB, opts ...func(*assemble.Ports)) *Harness {
 
 // NewConfig is New with cfg as the runtime's configuration (e.g. how its
 // API authenticates); its Owner and Log default to New's.
+// MCPMaxWait bounds a /v1/mcp tool's wait in a harness's API.
+const MCPMaxWait = 20 * time.Second
+
 func NewConfig(t testing.TB, cfg assemble.Config, opts ...func(*assemble.Ports)) *Harness {
 	t.Helper()
 	dir := t.TempDir()
@@ -105,6 +109,11 @@ func NewConfig(t testing.TB, cfg assemble.Config, opts ...func(*assemble.Ports))
 	}
 	if cfg.Log == nil {
 		cfg.Log = testLog(t)
+	}
+	if cfg.MCPServer == nil { // /v1/mcp, as every deployment's api serves it
+		cfg.MCPServer = func(call func(*http.Request) (*http.Response, error)) http.Handler {
+			return serve.Handler(call, MCPMaxWait)
+		}
 	}
 	if cfg.Authenticate == nil {
 		cfg.Authenticate = func(*http.Request) (contracts.Principal, error) { return contracts.Principal{Name: User}, nil }

@@ -129,6 +129,10 @@ func fill(t *testing.T, path string, a records) string {
 }
 
 func check(t *testing.T, tg Target, route string, a, b records) {
+	if route == MCPRoute {
+		checkMCP(t, tg, a)
+		return
+	}
 	method, pattern, _ := strings.Cut(route, " ")
 	path := fill(t, pattern, a)
 	var body []byte

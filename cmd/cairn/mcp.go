@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"net/http"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mcpserve "github.com/cairnrun/cairn/shared/mcp/serve"
+)
+
+// MCPMaxWait bounds how long a `cairn mcp` tool waits for a turn before
+// it returns a handle (an MCP client may ask for less with wait_seconds).
+const MCPMaxWait = 10 * time.Minute
+
+// cmdMCP: cairn mcp [--addr URL --token T | --data DIR] serves cairn as an
+// MCP server on stdin/stdout, for an MCP client that starts it (Claude
+// Code, Claude Desktop, Codex, an IDE): its tools call the API of a dev
+// server (or of AWS), or of an embedded runtime in this process.
+func cmdMCP(ctx context.Context, env envDefaults, args []string) error {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	var t target
+	t.flags(fs, env)
+	maxWait := fs.Duration("max-wait", MCPMaxWait, "the longest a tool waits for a turn before it returns a handle")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return errors.New("mcp: takes no arguments (it speaks MCP on stdin and stdout)")
+	}
+	if *maxWait < time.Second {
+		return errors.New("mcp: --max-wait is at least 1s")
+	}
+	cl, closeFn, err := t.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	srv := mcpserve.New(mcpserve.Config{API: cl.send, MaxWait: *maxWait})
+	err = srv.Run(ctx, &sdk.StdioTransport{})
+	if ctx.Err() != nil {
+		return nil // stopped by a signal, or the client closed stdin
+	}
+	return err
+}
+
+// send sends req (a path on the API) to the client's server with its token.
+func (c *client) send(req *http.Request) (*http.Response, error) {
+	u := *req.URL
+	full, err := http.NewRequestWithContext(req.Context(), req.Method, c.base+u.RequestURI(), req.Body)
+	if err != nil {
+		return nil, err
+	}
+	full.Header = req.Header.Clone()
+	if c.token != "" {
+		full.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return c.http.Do(full)
+}
