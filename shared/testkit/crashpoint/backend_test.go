@@ -15,6 +15,8 @@ import (
 
 	"github.com/cairnrun/cairn/shared/assemble"
 	awsbackend "github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/mcptools"
+	"github.com/cairnrun/cairn/shared/aws/backend/sandboxes"
 	"github.com/cairnrun/cairn/shared/aws/dynamo"
 	"github.com/cairnrun/cairn/shared/aws/sqsqueue"
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -85,6 +87,8 @@ func startAWS(t *testing.T) opener {
 		cfg.SandboxDir = t.TempDir()
 		cfg.Env = []string{"PATH=" + os.Getenv("PATH")}
 		cfg.Clock, cfg.LeaseTTL, cfg.Log = clock, turn.DefaultLeaseTTL, testLog(t)
+		cfg.Serves.MCP = mcptools.Connector      // as the api and tools functions serve it
+		cfg.Serves.Sandboxes = sandboxes.Fargate // the tools function's: local directories without Fargate settings
 		built, err := awsbackend.New(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)

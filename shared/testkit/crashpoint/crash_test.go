@@ -17,6 +17,7 @@ import (
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/testkit/crashpoint"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
+	"github.com/cairnrun/cairn/shared/tools"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
@@ -29,6 +30,21 @@ type scenario struct {
 	want     contracts.Phase
 	wantErr  string
 	mutating []string // workspace files a mutating tool appends one line to
+	prompt   string   // the turn's prompt; "" = the constant prompt
+	// mcp: the session declares the matrix's MCP server (mcpServer), whose
+	// mutating tool must be sent at most once per run.
+	mcp bool
+	// focus, when set, picks write points of the reference run that are
+	// crashed at on every backend, whatever its stride.
+	focus func([]crashpoint.Point) []int
+}
+
+// text is the scenario's prompt.
+func (sc scenario) text() string {
+	if sc.prompt == "" {
+		return prompt
+	}
+	return sc.prompt
 }
 
 var scenarios = []scenario{
@@ -43,6 +59,10 @@ var scenarios = []scenario{
 		want: contracts.PhaseCancelled, wantErr: "cancelled by system: " + cancelReason, mutating: []string{"approved.txt"}},
 	{name: "limit", spec: contracts.SessionSpec{Model: "scripted:loop", Limits: contracts.Limits{MaxSteps: 3}},
 		want: contracts.PhaseFailed, wantErr: "limit_tripped:steps"},
+	// One call of a mutating MCP tool on a real server over HTTP: started
+	// marker first, never re-sent after a crash.
+	{name: "mcp", spec: contracts.SessionSpec{Model: "scripted:call"}, prompt: mcpPrompt, mcp: true, focus: callWrites,
+		want: contracts.PhaseCommitted},
 }
 
 func askBash() contracts.Policy {
@@ -70,6 +90,7 @@ type world struct {
 	// visible again: a queue whose visibility timeout runs on real time
 	// does not see the clock move.
 	lapse func()
+	mcp   *mcpServer // the matrix's MCP server (runMatrix sets it)
 }
 
 // backend builds worlds for the scenario runner.
@@ -134,6 +155,7 @@ type outcome struct {
 	transcript []string
 	calls      int64
 	files      map[string]string
+	mcpCalls   []string // effect ids of the calls the MCP server got from this run's session
 	fired      crashpoint.Point
 	crashed    bool
 	writes     int
@@ -153,8 +175,12 @@ func run(t *testing.T, open opener, sc scenario, plan *crashpoint.Plan) outcome 
 	h := open(t, plan)
 	ctx := context.Background()
 
+	spec := sc.spec
+	if sc.mcp {
+		spec.MCP = h.mcp.spec()
+	}
 	plan.Pause()
-	sess := h.session(t, sc.spec)
+	sess := h.session(t, spec)
 	plan.Resume()
 
 	// Accept; a crash inside it is a 5xx, which a client retries with the
@@ -163,7 +189,7 @@ func run(t *testing.T, open opener, sc scenario, plan *crashpoint.Plan) outcome 
 	accepted := false
 	for range 3 {
 		var err error
-		if crashpoint.Recover(func() { sub, _, err = h.rt.Engine.Accept(ctx, sess.ID, prompt, idemKey) }) {
+		if crashpoint.Recover(func() { sub, _, err = h.rt.Engine.Accept(ctx, sess.ID, sc.text(), idemKey) }) {
 			continue
 		}
 		if err != nil {
@@ -218,7 +244,7 @@ func run(t *testing.T, open opener, sc scenario, plan *crashpoint.Plan) outcome 
 	o.fired, o.crashed = plan.Fired()
 
 	// Nothing the user submitted is lost.
-	if final.Prompt != prompt || final.IdempotencyKey != idemKey {
+	if final.Prompt != sc.text() || final.IdempotencyKey != idemKey {
 		o.fail("submission lost its prompt or key: %q %q", final.Prompt, final.IdempotencyKey)
 	}
 	if subs, err := h.rt.Ports.Journal.ListSubmissions(ctx, sess.ID, "", 10); err != nil || len(subs) != 1 {
@@ -250,6 +276,12 @@ func run(t *testing.T, open opener, sc scenario, plan *crashpoint.Plan) outcome 
 	o.files = map[string]string{}
 	for _, f := range sc.mutating {
 		o.files[f] = h.file(sess.ID, f)
+	}
+	if sc.mcp {
+		o.mcpCalls = h.mcp.calls(sess.ID)
+		if i := slices.Index(o.mcpCalls, ""); i >= 0 {
+			o.fail("MCP call %d of %d carried no %s in _meta", i+1, len(o.mcpCalls), tools.MetaEffectID)
+		}
 	}
 
 	// No orphan queue message: once a redelivered message has had its
@@ -374,6 +406,26 @@ func inStream(p crashpoint.Point) bool {
 	return false
 }
 
+// callWrites picks the writes of a tool call itself: its started marker,
+// its result, their events, and a batch committing either. A crash at one
+// of them is where a call could be re-sent: the marker durable or not, the
+// result lost or kept.
+func callWrites(pts []crashpoint.Point) []int {
+	var ks []int
+	for _, p := range pts {
+		ops := []string{p.Op}
+		if p.Op == "Batch" {
+			ops = strings.Split(p.Key, ",")
+		}
+		call := slices.Contains(ops, "MarkToolStarted") || slices.Contains(ops, "PutToolResult") ||
+			(p.Op == "AppendEvents" && (strings.HasPrefix(p.Key, "tool_started/") || strings.HasPrefix(p.Key, "tool_finished/")))
+		if call {
+			ks = append(ks, p.N)
+		}
+	}
+	return ks
+}
+
 // check compares a crashed run with the reference run.
 func check(sc scenario, ref, got outcome) (probs []string, interrupted bool) {
 	probs = append(probs, got.problems...)
@@ -415,6 +467,16 @@ func check(sc scenario, ref, got outcome) (probs []string, interrupted bool) {
 			bad("mutating tool ran %d times (%s)", lines, f)
 		case !interrupted && content != ref.files[f]:
 			bad("%s is %q, want %q (no call was interrupted)", f, content, ref.files[f])
+		}
+	}
+	if sc.mcp {
+		// Sent once, or (when its outcome is reported unknown) possibly not
+		// at all; never again after a crash, whatever its effect id.
+		switch n := len(got.mcpCalls); {
+		case n > 1:
+			bad("mutating MCP call sent %d times (effect ids %q)", n, got.mcpCalls)
+		case !interrupted && n != len(ref.mcpCalls):
+			bad("mutating MCP call sent %d times, want %d (no call was interrupted)", n, len(ref.mcpCalls))
 		}
 	}
 	return probs, interrupted
@@ -468,7 +530,13 @@ func TestCrashAtEveryWritePoint(t *testing.T) {
 
 // runMatrix runs every scenario of the crash matrix on backend b.
 func runMatrix(t *testing.T, b backend) {
-	open := b.start(t)
+	start := b.start(t)
+	srv := startMCPServer(t) // closed after every scenario of the matrix
+	open := func(t *testing.T, plan *crashpoint.Plan) *world {
+		w := start(t, plan)
+		w.mcp = srv
+		return w
+	}
 	var mu sync.Mutex
 	mine := make([]row, len(scenarios))
 	t.Cleanup(func() {
@@ -485,8 +553,20 @@ func runMatrix(t *testing.T, b backend) {
 			if len(ref.problems) > 0 || ref.phase != sc.want || ref.err != sc.wantErr {
 				t.Fatalf("reference run: %s %q, problems %v", ref.phase, ref.err, ref.problems)
 			}
+			if sc.mcp && len(ref.mcpCalls) != 1 {
+				t.Fatalf("reference run sent the MCP call %d times, want once:\n%s", len(ref.mcpCalls), strings.Join(ref.transcript, "\n"))
+			}
 			n := ref.writes
 			ks := crashPoints(n, b.stride)
+			if sc.focus != nil {
+				focus := sc.focus(counter.Points())
+				if len(focus) == 0 {
+					t.Fatalf("reference run: no write point in focus")
+				}
+				ks = append(ks, focus...)
+				slices.Sort(ks)
+				ks = slices.Compact(ks)
+			}
 			mu.Lock()
 			mine[i].points, mine[i].tried = n, len(ks)
 			mu.Unlock()
