@@ -13,6 +13,9 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/testkit/mcptest"
 )
 
 // mcpClient connects the Go SDK's client over t and collects progress
@@ -176,5 +179,53 @@ func TestMCPStdioTypeScriptClient(t *testing.T) {
 	}
 	if !strings.Contains(got.Again, got.Run.Structured.Result) {
 		t.Errorf("get_result's text %q lacks the result %q", got.Again, got.Run.Structured.Result)
+	}
+}
+
+// TestMCPStdioServerInProcessSandbox: the reference server over stdio in a
+// `process` sandbox (sandboxd starts it with npx in the workspace, as the
+// commands' user): listed at the first model phase, a read-only call with
+// structured content, an error result, a mutating call.
+func TestMCPStdioServerInProcessSandbox(t *testing.T) {
+	ctx := context.Background()
+	data := t.TempDir()
+	d := startDev(t, data, "--sandbox", "process")
+	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:call", MCP: []contracts.MCPServer{{Name: "every",
+		Command: []string{"npx", "-y", mcptest.Everything, "stdio"}, InSandbox: true,
+		Tools: []string{"echo", "get-structured-content", "get-resource-reference", "toggle-simulated-logging"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := func(prompt string) string {
+		t.Helper()
+		su, err := d.cl.submit(ctx, s.ID, prompt, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := waitDone(t, ctx, d.cl, s.ID, su.ID); got.Phase != contracts.PhaseCommitted {
+			t.Fatalf("turn %q: %s %s", prompt, got.Phase, got.Error)
+		}
+		tr := transcriptOf(t, ctx, d.cl, s.ID)
+		return tr[len(tr)-2] // the turn's tool result
+	}
+	if r := turn(`mcp__every__echo {"message":"hi from a sandbox"}`); !strings.Contains(r, "Echo: hi from a sandbox") {
+		t.Fatalf("echo: %s", r)
+	}
+	sandboxRecord(t, ctx, d, s.ID)
+	sess, err := d.cl.session(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.MCP == nil || len(sess.MCP.Tools) != 4 || !slices.Equal(sess.MCP.Servers, []string{"every"}) {
+		t.Fatalf("pin: %+v", sess.MCP)
+	}
+	if r := turn(`mcp__every__get-structured-content {"location":"Chicago"}`); !strings.Contains(r, "structured content: {") {
+		t.Fatalf("structured: %s", r)
+	}
+	if r := turn(`mcp__every__get-resource-reference {"resourceType":"Text","resourceId":-1}`); !strings.Contains(r, "(err=true)") {
+		t.Fatalf("an error result: %s", r)
+	}
+	if r := turn(`mcp__every__toggle-simulated-logging {}`); !strings.Contains(strings.ToLower(r), "logging") {
+		t.Fatalf("a mutating call: %s", r)
 	}
 }

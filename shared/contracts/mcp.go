@@ -53,13 +53,18 @@ type MCPTool struct {
 // the model the same tools. Fingerprint is the SHA-256 of Tools: a server
 // whose tools changed since is reported, not re-bound.
 type MCPPin struct {
+	// Servers are the servers listed so far: remote ones when the session
+	// is created, stdio ones (in its sandbox) at the first model phase.
+	Servers     []string  `json:"servers,omitempty"`
 	Tools       []MCPTool `json:"tools"`
 	Fingerprint string    `json:"fingerprint"`
 	ListedAt    time.Time `json:"listed_at"`
 }
 
-// MCPConnector speaks to MCP servers: no connection outlives a call, so
-// any process holding a session's spec and pin can call its tools.
+// MCPConnector speaks to MCP servers: no connection to a remote server
+// outlives a call, so any process holding a session's spec and pin can
+// call its tools. A stdio server (Command) is reached through host, the
+// session's sandbox, which runs it; host is nil for remote servers.
 //
 // ListTools lists a server's tools (every page), filtered by the server's
 // Tools and marked read-only by its ReadOnly and the tools' annotations.
@@ -68,6 +73,35 @@ type MCPPin struct {
 // that cannot be reached, or fails the call at the protocol level, is an
 // IsError result naming it, never an error the turn would retry on.
 type MCPConnector interface {
-	ListTools(ctx context.Context, s MCPServer) ([]MCPTool, error)
-	CallTool(ctx context.Context, s MCPServer, tool string, input json.RawMessage, meta map[string]any) (ToolResult, error)
+	ListTools(ctx context.Context, s MCPServer, host MCPHost) ([]MCPTool, error)
+	CallTool(ctx context.Context, s MCPServer, host MCPHost, tool string, input json.RawMessage, meta map[string]any) (ToolResult, error)
+}
+
+// MCP methods a sandbox serves (MCPRequest.Method).
+const (
+	MCPListTools = "tools/list"
+	MCPCallTool  = "tools/call"
+)
+
+// MCPHost is implemented by sandboxes that run stdio MCP servers inside
+// themselves (the local sandbox, and sandboxd for process and fargate):
+// the server is started on first use with the sandbox's containment,
+// environment and user, and kept for the sandbox's life (a server that
+// exited is started again on the next request).
+type MCPHost interface {
+	MCP(ctx context.Context, r MCPRequest) (MCPResponse, error)
+}
+
+// MCPRequest is one request to a stdio server in a sandbox.
+type MCPRequest struct {
+	Command []string `json:"command"` // the server (MCPServer.Command); one process per distinct command
+	Method  string   `json:"method"`  // MCPListTools (every page) or MCPCallTool
+	// Params of tools/call: {"name", "arguments", "_meta"}.
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// MCPResponse is the server's JSON-RPC result: {"tools": [...]} for
+// MCPListTools, a CallToolResult for MCPCallTool.
+type MCPResponse struct {
+	Result json.RawMessage `json:"result"`
 }

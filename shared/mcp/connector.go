@@ -49,7 +49,10 @@ type Connector struct {
 var _ contracts.MCPConnector = (*Connector)(nil)
 
 // ListTools lists s's tools, every page, as the session will pin them.
-func (c *Connector) ListTools(ctx context.Context, s contracts.MCPServer) ([]contracts.MCPTool, error) {
+func (c *Connector) ListTools(ctx context.Context, s contracts.MCPServer, host contracts.MCPHost) ([]contracts.MCPTool, error) {
+	if len(s.Command) > 0 {
+		return c.listInSandbox(ctx, s, host)
+	}
 	list := c.ListTimeout
 	if list <= 0 {
 		list = DefaultListTimeout
@@ -61,12 +64,22 @@ func (c *Connector) ListTools(ctx context.Context, s contracts.MCPServer) ([]con
 		return nil, err
 	}
 	defer cs.close()
-	var out []contracts.MCPTool
-	seen := map[string]string{}
+	var listed []*sdk.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %s: listing tools: %w", s.Name, err)
 		}
+		listed = append(listed, t)
+	}
+	return pinAll(s, listed)
+}
+
+// pinAll is the listed tools of s as the session pins them: only those
+// s.Tools names (when it names any), each of which must be there.
+func pinAll(s contracts.MCPServer, listed []*sdk.Tool) ([]contracts.MCPTool, error) {
+	var out []contracts.MCPTool
+	seen := map[string]string{}
+	for _, t := range listed {
 		if len(s.Tools) > 0 && !slices.Contains(s.Tools, t.Name) {
 			continue
 		}
@@ -92,12 +105,15 @@ func (c *Connector) ListTools(ctx context.Context, s contracts.MCPServer) ([]con
 // protocol error or not within CallTimeout is an IsError result naming it;
 // only the caller's own context ending (a cancel, a lost lease) is an
 // error.
-func (c *Connector) CallTool(ctx context.Context, s contracts.MCPServer, tool string, input json.RawMessage, meta map[string]any) (contracts.ToolResult, error) {
+func (c *Connector) CallTool(ctx context.Context, s contracts.MCPServer, host contracts.MCPHost, tool string, input json.RawMessage, meta map[string]any) (contracts.ToolResult, error) {
 	args := map[string]any{} // never null: servers refuse "arguments": null
 	if len(input) > 0 && string(input) != "null" {
 		if err := json.Unmarshal(input, &args); err != nil {
 			return contracts.ToolResult{Content: fmt.Sprintf("invalid input for MCP tool %s of server %s: %v", tool, s.Name, err), IsError: true}, nil
 		}
+	}
+	if len(s.Command) > 0 {
+		return c.callInSandbox(ctx, s, host, tool, args, meta)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.connectTimeout()+c.callTimeout())
 	defer cancel()

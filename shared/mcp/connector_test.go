@@ -38,7 +38,7 @@ func TestEverythingServer(t *testing.T) {
 			}
 			c := &mcp.Connector{}
 			ctx := context.Background()
-			tools, err := c.ListTools(ctx, s)
+			tools, err := c.ListTools(ctx, s, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestEverythingServer(t *testing.T) {
 			}
 			call := func(tool, input string) contracts.ToolResult {
 				t.Helper()
-				r, err := c.CallTool(ctx, s, tool, json.RawMessage(input), map[string]any{"cairn/effect_id": "eff-1"})
+				r, err := c.CallTool(ctx, s, nil, tool, json.RawMessage(input), map[string]any{"cairn/effect_id": "eff-1"})
 				if err != nil {
 					t.Fatalf("CallTool(%s): %v", tool, err)
 				}
@@ -75,11 +75,11 @@ func TestEverythingServer(t *testing.T) {
 func TestToolsAllowlist(t *testing.T) {
 	srv := mcptest.Start(t, mcptest.Streamable)
 	c := &mcp.Connector{}
-	tools, err := c.ListTools(context.Background(), contracts.MCPServer{Name: "ev", URL: srv.URL, Tools: []string{"echo", "get-sum"}, ReadOnly: []string{"get-sum"}})
+	tools, err := c.ListTools(context.Background(), contracts.MCPServer{Name: "ev", URL: srv.URL, Tools: []string{"echo", "get-sum"}, ReadOnly: []string{"get-sum"}}, nil)
 	if err != nil || len(tools) != 2 {
 		t.Fatalf("ListTools = %d tools, %v; want echo and get-sum", len(tools), err)
 	}
-	if _, err := c.ListTools(context.Background(), contracts.MCPServer{Name: "ev", URL: srv.URL, Tools: []string{"no-such"}}); err == nil || !strings.Contains(err.Error(), `no tool "no-such"`) {
+	if _, err := c.ListTools(context.Background(), contracts.MCPServer{Name: "ev", URL: srv.URL, Tools: []string{"no-such"}}, nil); err == nil || !strings.Contains(err.Error(), `no tool "no-such"`) {
 		t.Fatalf("a missing allowlisted tool: %v", err)
 	}
 }
@@ -140,7 +140,7 @@ func TestHeadersAndMeta(t *testing.T) {
 		return v, nil
 	}}
 	s := contracts.MCPServer{Name: "go", URL: g.URL, Headers: map[string]string{"Authorization": "env:TOKEN"}}
-	tools, err := c.ListTools(context.Background(), s)
+	tools, err := c.ListTools(context.Background(), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestHeadersAndMeta(t *testing.T) {
 	if blk, ok := find(tools, "block"); !ok || blk.ReadOnly {
 		t.Fatalf("block (no readOnlyHint) must be mutating: %+v", blk)
 	}
-	r, err := c.CallTool(context.Background(), s, "say", json.RawMessage(`{"word":"hello"}`), map[string]any{"cairn/effect_id": "eff-42"})
+	r, err := c.CallTool(context.Background(), s, nil, "say", json.RawMessage(`{"word":"hello"}`), map[string]any{"cairn/effect_id": "eff-42"})
 	if err != nil || r.IsError || r.Content != "said hello" {
 		t.Fatalf("call: %+v, %v", r, err)
 	}
@@ -163,7 +163,7 @@ func TestHeadersAndMeta(t *testing.T) {
 	// An unresolvable reference fails before anything is sent.
 	bad := s
 	bad.Headers = map[string]string{"Authorization": "env:MISSING"}
-	if r, err := c.CallTool(context.Background(), bad, "say", json.RawMessage(`{"word":"x"}`), nil); err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server go is unavailable") {
+	if r, err := c.CallTool(context.Background(), bad, nil, "say", json.RawMessage(`{"word":"x"}`), nil); err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server go is unavailable") {
 		t.Fatalf("unresolvable header: %+v, %v", r, err)
 	}
 }
@@ -176,7 +176,7 @@ func TestServerDownAndKilledMidCall(t *testing.T) {
 	s := contracts.MCPServer{Name: "go", URL: g.URL}
 	done := make(chan contracts.ToolResult, 1)
 	go func() {
-		r, err := c.CallTool(context.Background(), s, "block", json.RawMessage(`{"word":"w"}`), nil)
+		r, err := c.CallTool(context.Background(), s, nil, "block", json.RawMessage(`{"word":"w"}`), nil)
 		if err != nil {
 			r = contracts.ToolResult{Content: "error: " + err.Error()}
 		}
@@ -194,7 +194,7 @@ func TestServerDownAndKilledMidCall(t *testing.T) {
 	}
 	close(g.release)
 	g.Close() // and now it is gone
-	r, err := c.CallTool(context.Background(), s, "say", json.RawMessage(`{"word":"x"}`), nil)
+	r, err := c.CallTool(context.Background(), s, nil, "say", json.RawMessage(`{"word":"x"}`), nil)
 	if err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server go is unavailable") || !strings.Contains(r.Content, "not made") {
 		t.Fatalf("down: %+v, %v", r, err)
 	}
@@ -239,10 +239,10 @@ func TestSilentServer(t *testing.T) {
 	}()
 	s := contracts.MCPServer{Name: "mute", URL: "http://" + l.Addr().String() + "/mcp"}
 	c := &mcp.Connector{ListTimeout: 300 * time.Millisecond, ConnectTimeout: 300 * time.Millisecond, CallTimeout: 300 * time.Millisecond}
-	if _, err := c.ListTools(context.Background(), s); err == nil || !strings.Contains(err.Error(), "mcp server mute") {
+	if _, err := c.ListTools(context.Background(), s, nil); err == nil || !strings.Contains(err.Error(), "mcp server mute") {
 		t.Fatalf("listing a silent server: %v", err)
 	}
-	r, err := c.CallTool(context.Background(), s, "x", nil, nil)
+	r, err := c.CallTool(context.Background(), s, nil, "x", nil, nil)
 	if err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server mute is unavailable") {
 		t.Fatalf("calling a silent server: %+v, %v", r, err)
 	}

@@ -29,6 +29,7 @@ type mcpTool struct {
 	server contracts.MCPServer
 	tool   string
 	conn   contracts.MCPConnector
+	host   contracts.MCPHost // the session's sandbox, for a stdio server (nil: it serves none)
 }
 
 func (t mcpTool) Run(ctx context.Context, call contracts.ToolCall) (contracts.ToolResult, error) {
@@ -39,11 +40,12 @@ func (t mcpTool) Run(ctx context.Context, call contracts.ToolCall) (contracts.To
 	if call.SessionID != "" {
 		meta[MetaSessionID] = call.SessionID
 	}
-	return t.conn.CallTool(ctx, t.server, t.tool, call.Input, meta)
+	return t.conn.CallTool(ctx, t.server, t.host, t.tool, call.Input, meta)
 }
 
 // bindMCP adds the binding's pinned MCP tools to ts.
 func (r *Registry) bindMCP(ts *toolset, b contracts.Binding) error {
+	host, _ := b.Sandbox.(contracts.MCPHost)
 	servers := map[string]contracts.MCPServer{}
 	for _, s := range b.MCPServers {
 		servers[s.Name] = s
@@ -70,7 +72,7 @@ func (r *Registry) bindMCP(ts *toolset, b contracts.Binding) error {
 		}
 		bt := &boundTool{
 			spec:   contracts.ToolSpec{Name: mt.Name, Description: desc, InputSchema: mt.InputSchema},
-			effect: effect, schema: sch, tool: mcpTool{server: s, tool: mt.Tool, conn: b.MCP},
+			effect: effect, schema: sch, tool: mcpTool{server: s, tool: mt.Tool, conn: b.MCP, host: host},
 		}
 		ts.byName[mt.Name] = bt
 		ts.order = append(ts.order, bt)

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -56,14 +58,19 @@ func checkMCP(servers []contracts.MCPServer) error {
 		case len(s.Command) > 0 && !s.InSandbox:
 			return fmt.Errorf("%s (%s): a stdio server runs inside the session's sandbox only: set in_sandbox: %w", at, s.Name, contracts.ErrInvalid)
 		case len(s.Command) > 0:
-			return fmt.Errorf("%s (%s): stdio servers (command, in_sandbox) are not served by this version yet; use a remote server (url): %w", at, s.Name, contracts.ErrInvalid)
+			if err := checkCommand(at, s); err != nil {
+				return err
+			}
 		case s.URL == "":
 			return fmt.Errorf("%s (%s): url is required: %w", at, s.Name, contracts.ErrInvalid)
 		case len(s.URL) > MaxMCPURLBytes:
 			return fmt.Errorf("%s.url is %d bytes, limit %d: %w", at, len(s.URL), MaxMCPURLBytes, contracts.ErrInvalid)
 		}
-		u, err := url.Parse(s.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		if len(s.Command) > 0 {
+			if s.Transport != "" || len(s.Headers) > 0 {
+				return fmt.Errorf("%s (%s): transport and headers are a remote server's; a stdio server has neither: %w", at, s.Name, contracts.ErrInvalid)
+			}
+		} else if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 			return fmt.Errorf("%s.url %.128q: want an http or https URL without credentials (put them in headers as secret references): %w", at, s.URL, contracts.ErrInvalid)
 		}
 		if s.Transport != "" && s.Transport != contracts.MCPStreamable && s.Transport != contracts.MCPSSE {
@@ -98,10 +105,39 @@ func checkMCP(servers []contracts.MCPServer) error {
 	return nil
 }
 
-// pinMCP lists the tools of the spec's MCP servers for a new session
-// (Deps.MCP): every process then binds the same tools from the record. A
-// server that cannot be reached fails the creation with ErrUnavailable,
-// naming it.
+// Bounds of a stdio server's command.
+const (
+	MaxMCPCommandArgs  = 64
+	MaxMCPCommandBytes = 16 << 10
+)
+
+// checkCommand refuses a stdio server's command that no sandbox could run.
+func checkCommand(at string, s contracts.MCPServer) error {
+	if len(s.Command) > MaxMCPCommandArgs {
+		return fmt.Errorf("%s.command has %d arguments, limit %d: %w", at, len(s.Command), MaxMCPCommandArgs, contracts.ErrInvalid)
+	}
+	total := 0
+	for i, a := range s.Command {
+		total += len(a)
+		if strings.ContainsRune(a, 0) || !utf8.ValidString(a) {
+			return fmt.Errorf("%s.command[%d]: not valid UTF-8 without NUL: %w", at, i, contracts.ErrInvalid)
+		}
+	}
+	if strings.TrimSpace(s.Command[0]) == "" {
+		return fmt.Errorf("%s.command[0]: the program is empty: %w", at, contracts.ErrInvalid)
+	}
+	if total > MaxMCPCommandBytes {
+		return fmt.Errorf("%s.command is %d bytes, limit %d: %w", at, total, MaxMCPCommandBytes, contracts.ErrInvalid)
+	}
+	return nil
+}
+
+// pinMCP lists the tools of the spec's remote MCP servers for a new
+// session (Deps.MCP): every process then binds the same tools from the
+// record. A server that cannot be reached fails the creation with
+// ErrUnavailable, naming it. Stdio servers run in the session's sandbox,
+// which does not exist yet: the first model phase lists them
+// (pinInSandbox).
 func (e *Engine) pinMCP(ctx context.Context, servers []contracts.MCPServer) (*contracts.MCPPin, error) {
 	if len(servers) == 0 {
 		return nil, nil
@@ -110,29 +146,163 @@ func (e *Engine) pinMCP(ctx context.Context, servers []contracts.MCPServer) (*co
 		return nil, fmt.Errorf("mcp servers are not served by this deployment: %w", contracts.ErrInvalid)
 	}
 	pin := &contracts.MCPPin{ListedAt: e.now()}
-	names := map[string]bool{}
 	for _, s := range servers {
-		ts, err := e.MCP.ListTools(ctx, s)
+		if len(s.Command) > 0 {
+			continue
+		}
+		ts, err := e.MCP.ListTools(ctx, s, nil)
 		if errors.Is(err, contracts.ErrInvalid) {
 			return nil, err
 		}
 		if err != nil {
 			return nil, fmt.Errorf("listing the tools of mcp server %s: %v: %w", s.Name, err, contracts.ErrUnavailable)
 		}
-		for _, t := range ts {
-			if names[t.Name] {
-				return nil, fmt.Errorf("mcp server %s: its tool %s is offered as %s, which another server's tool already is: %w", s.Name, t.Tool, t.Name, contracts.ErrInvalid)
-			}
-			names[t.Name] = true
+		if err := pinAdd(pin, s.Name, ts); err != nil {
+			return nil, err
 		}
-		pin.Tools = append(pin.Tools, ts...)
 	}
-	// Their pinned schemas must compile, or no phase could bind them.
-	if _, err := e.Registry.Bind(nil, contracts.Binding{MCPServers: servers, MCPTools: pin.Tools}); err != nil {
+	if err := e.pinCheck(servers, pin); err != nil {
 		return nil, err
 	}
-	pin.Fingerprint = MCPFingerprint(pin.Tools)
 	return pin, nil
+}
+
+// pinAdd adds server's listed tools to pin, refusing a name another
+// server's tool is already offered as.
+func pinAdd(pin *contracts.MCPPin, server string, ts []contracts.MCPTool) error {
+	names := map[string]bool{}
+	for _, t := range pin.Tools {
+		names[t.Name] = true
+	}
+	for _, t := range ts {
+		if names[t.Name] {
+			return fmt.Errorf("mcp server %s: its tool %s is offered as %s, which another server's tool already is: %w", server, t.Tool, t.Name, contracts.ErrInvalid)
+		}
+		names[t.Name] = true
+	}
+	pin.Servers = append(pin.Servers, server)
+	pin.Tools = append(pin.Tools, ts...)
+	return nil
+}
+
+// pinCheck checks that pin's schemas compile (or no phase could bind
+// them) and sets its fingerprint.
+func (e *Engine) pinCheck(servers []contracts.MCPServer, pin *contracts.MCPPin) error {
+	if _, err := e.Registry.Bind(nil, contracts.Binding{MCPServers: servers, MCPTools: pin.Tools}); err != nil {
+		return err
+	}
+	pin.Fingerprint = MCPFingerprint(pin.Tools)
+	return nil
+}
+
+// unlisted are the session's stdio servers its pin has not listed yet.
+func unlisted(sess contracts.Session) []contracts.MCPServer {
+	var out []contracts.MCPServer
+	for _, s := range sess.Spec.MCP {
+		if len(s.Command) > 0 && (sess.MCP == nil || !slices.Contains(sess.MCP.Servers, s.Name)) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pinForModel handles the message a model phase hands to the tools queue
+// when its session's stdio servers are not listed yet: list them in the
+// session's sandbox (pinInSandbox), then send the model phase again. A
+// server that cannot be listed ends the turn FAILED naming it (a spec
+// problem, or a server that does not start: a retry of the turn tries
+// again); a sandbox that cannot be placed is retried as any phase is.
+func (e *Engine) pinForModel(ctx context.Context, m contracts.Message) error {
+	sub, ok, err := e.load(ctx, m, contracts.PhaseModel)
+	if !ok || err != nil {
+		return err
+	}
+	sess, err := e.sessionSpec(ctx, sub.SessionID)
+	if err != nil {
+		return err
+	}
+	if _, err := e.pinInSandbox(ctx, sess); err != nil {
+		var place *placeError
+		if errors.As(err, &place) || ctx.Err() != nil {
+			return err
+		}
+		return e.Fail(ctx, sub, "mcp_tools: "+err.Error())
+	}
+	return e.Enqueue(ctx, contracts.QueueModel, sub, "mcp-pinned")
+}
+
+// placeError is a sandbox that could not be placed: retried, not a
+// failure of the turn.
+type placeError struct{ err error }
+
+func (p *placeError) Error() string { return p.err.Error() }
+func (p *placeError) Unwrap() error { return p.err }
+
+// pinInSandbox lists, before the session's first model call, the tools of
+// its stdio servers — started in its sandbox — and adds them to its pin
+// with a conditional write: a process that lost the race uses the winner's
+// pin, so every phase everywhere offers the same tools. Done once per
+// session.
+func (e *Engine) pinInSandbox(ctx context.Context, sess contracts.Session) (contracts.Session, error) {
+	missing := unlisted(sess)
+	if len(missing) == 0 {
+		return sess, nil
+	}
+	if e.MCP == nil {
+		return sess, fmt.Errorf("mcp servers are not served by this deployment: %w", contracts.ErrInvalid)
+	}
+	sb, err := e.Sandboxes.Acquire(ctx, sess.ID, sess.Spec.Sandbox)
+	if errors.Is(err, contracts.ErrInvalid) {
+		return sess, fmt.Errorf("acquiring the sandbox of session %s for its MCP servers: %w", sess.ID, err)
+	}
+	if err != nil {
+		return sess, &placeError{fmt.Errorf("acquiring the sandbox of session %s for its MCP servers: %w", sess.ID, err)}
+	}
+	host, ok := sb.(contracts.MCPHost)
+	if !ok {
+		return sess, fmt.Errorf("the %q sandbox of session %s runs no stdio MCP servers: %w", sess.Spec.Sandbox.Kind, sess.ID, contracts.ErrInvalid)
+	}
+	listed := map[string][]contracts.MCPTool{}
+	for _, s := range missing {
+		ts, err := e.MCP.ListTools(ctx, s, host)
+		if err != nil {
+			return sess, fmt.Errorf("listing the tools of mcp server %s in the sandbox: %w", s.Name, err)
+		}
+		listed[s.Name] = ts
+	}
+	for range 8 {
+		full, err := e.Journal.GetSession(ctx, sess.ID)
+		if err != nil {
+			return sess, fmt.Errorf("reading session %s: %w", sess.ID, err)
+		}
+		if len(unlisted(full)) == 0 { // another process pinned them first
+			return full, nil
+		}
+		pin := &contracts.MCPPin{ListedAt: e.now()}
+		if full.MCP != nil {
+			pin.Servers = slices.Clone(full.MCP.Servers)
+			pin.Tools = slices.Clone(full.MCP.Tools)
+		}
+		for _, s := range unlisted(full) {
+			if err := pinAdd(pin, s.Name, listed[s.Name]); err != nil {
+				return sess, err
+			}
+		}
+		if err := e.pinCheck(full.Spec.MCP, pin); err != nil {
+			return sess, err
+		}
+		upd := full
+		upd.MCP = pin
+		saved, err := e.Journal.UpdateSession(ctx, upd, full.Version)
+		if errors.Is(err, contracts.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return sess, fmt.Errorf("pinning the MCP tools of session %s: %w", sess.ID, err)
+		}
+		return saved, nil
+	}
+	return sess, fmt.Errorf("pinning the MCP tools of session %s: the session kept changing: %w", sess.ID, contracts.ErrConflict)
 }
 
 // MCPFingerprint is the SHA-256 of tools as a session pins them.

@@ -3,6 +3,8 @@ package turn_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/model/scripted"
+	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 	"github.com/cairnrun/cairn/shared/testkit/mcptest"
 	"github.com/cairnrun/cairn/shared/turn"
@@ -126,11 +129,134 @@ func TestMCPSpecRefused(t *testing.T) {
 		{contracts.MCPServer{Name: "x", URL: "ftp://h/mcp"}, "mcp[0].url"},
 		{contracts.MCPServer{Name: "x", URL: "https://user:pw@h/mcp"}, "without credentials"},
 		{contracts.MCPServer{Name: "x", Command: []string{"npx", "server"}}, "in_sandbox"},
+		{contracts.MCPServer{Name: "x", Command: []string{" "}, InSandbox: true}, "mcp[0].command[0]"},
+		{contracts.MCPServer{Name: "x", Command: []string{"s", "a\x00b"}, InSandbox: true}, "mcp[0].command[1]"},
+		{contracts.MCPServer{Name: "x", Command: []string{"s"}, URL: "http://h/mcp", InSandbox: true}, "url and command"},
+		{contracts.MCPServer{Name: "x", Command: []string{"s"}, InSandbox: true, Headers: map[string]string{"A": "env:X"}}, "headers are a remote server's"},
 		{contracts.MCPServer{Name: "x", URL: "http://h/mcp", Transport: "ws"}, "mcp[0].transport"},
 	} {
 		err := turn.CheckSpec(contracts.SessionSpec{MCP: []contracts.MCPServer{c.s}})
 		if !errors.Is(err, contracts.ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter2") {
 			t.Errorf("%+v: %v, want ErrInvalid saying %q", c.s, err, c.want)
 		}
+	}
+}
+
+// A stdio server in the session's sandbox: listed and pinned at the first
+// model phase (it is started there, in the workspace, as the commands'
+// user), kept between calls, its mutating call made once; a server that
+// dies mid-call is a tool error quoting it; another process — its own
+// sandbox provider, no server running — offers the pinned tools and
+// starts the server again.
+func TestMCPStdioServerInTheSandbox(t *testing.T) {
+	model := &toolsSeen{Client: scripted.New()}
+	h := enginetest.New(t, func(p *assemble.Ports) { p.Models["scripted"] = model })
+	spec := contracts.SessionSpec{Model: "scripted:call", MCP: []contracts.MCPServer{{Name: "kit", Command: []string{"./kit-server", mcptest.StdioArg},
+		InSandbox: true, Tools: []string{"echo", "append", "die"}}}}
+	sess, err := h.RT.Engine.CreateSession(context.Background(), enginetest.User, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.MCP != nil && len(sess.MCP.Tools) > 0 {
+		t.Fatalf("a stdio server was listed before its sandbox existed: %+v", sess.MCP)
+	}
+	t.Cleanup(func() { _ = h.RT.Ports.Sandboxes.Release(context.Background(), sess.ID) }) // stops its server
+	// The server is this test binary, put in the workspace (the commands'
+	// user can run it there).
+	ws := filepath.Join(h.SandboxDir, sess.ID)
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "kit-server"), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(rt *assemble.Runtime, prompt string) []string {
+		t.Helper()
+		sub, _, err := rt.Engine.Accept(context.Background(), sess.ID, prompt, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n > 0; {
+			n = 0
+			for _, q := range rt.Workers.Queues {
+				got, err := rt.Workers.Once(context.Background(), q, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += got
+			}
+		}
+		if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
+			t.Fatalf("%q: %s %s", prompt, got.Phase, got.Error)
+		}
+		return h.Transcript(sess.ID)
+	}
+	has := func(tr []string, s string) bool {
+		return slices.ContainsFunc(tr, func(l string) bool { return strings.Contains(l, s) })
+	}
+	run(h.RT, `mcp__kit__append {"line":"one"}`)
+	if got := h.File(sess.ID, "mcp-log.txt"); got != "one\n" {
+		t.Fatalf("the mutating call ran %q times, want once in the workspace", got)
+	}
+	pinned, err := h.Store.GetSession(context.Background(), sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pinned.MCP == nil || !slices.Equal(pinned.MCP.Servers, []string{"kit"}) || len(pinned.MCP.Tools) != 3 || pinned.MCP.Fingerprint != turn.MCPFingerprint(pinned.MCP.Tools) {
+		t.Fatalf("pin after the first model phase: %+v", pinned.MCP)
+	}
+	if tr := run(h.RT, `mcp__kit__echo {"text":"hi"}`); !has(tr, "echo: hi") || !has(tr, `structured content: {"text":"hi"}`) {
+		t.Fatalf("echo's result:\n%s", strings.Join(tr, "\n"))
+	}
+	if tr := run(h.RT, `mcp__kit__die {}`); !has(tr, "MCP server kit (in the sandbox) failed the call to die") || !has(tr, "dying") {
+		t.Fatalf("a server that died mid-call:\n%s", strings.Join(tr, "\n"))
+	}
+	// Another process: its own provider (no server running) and engine.
+	ports := h.RT.Ports
+	ports.Sandboxes = local.NewProvider(h.SandboxDir, local.Options{Env: []string{"PATH=" + os.Getenv("PATH")}})
+	other, err := assemble.New(ports, assemble.Config{Owner: "other-process"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ports.Sandboxes.Release(context.Background(), sess.ID) })
+	if tr := run(other, `mcp__kit__append {"line":"two"}`); !has(tr, "appended") {
+		t.Fatalf("the other process's call:\n%s", strings.Join(tr, "\n"))
+	}
+	if got := h.File(sess.ID, "mcp-log.txt"); got != "one\ntwo\n" {
+		t.Fatalf("mcp-log.txt %q, want each mutating call once", got)
+	}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	want := []string{"mcp__kit__append", "mcp__kit__die", "mcp__kit__echo"} // as the server lists them
+	for i, names := range model.seen {
+		if !slices.Equal(names, want) {
+			t.Fatalf("model step %d offered %v, want the pinned %v", i, names, want)
+		}
+	}
+}
+
+// A stdio server that does not start ends the turn FAILED, naming it and
+// quoting its stderr, before any model call.
+func TestMCPStdioServerThatDoesNotStart(t *testing.T) {
+	h := enginetest.New(t)
+	sess, err := h.RT.Engine.CreateSession(context.Background(), enginetest.User, contracts.SessionSpec{Model: "scripted:plain",
+		MCP: []contracts.MCPServer{{Name: "broken", Command: []string{"sh", "-c", "echo no such package >&2; exit 1"}, InSandbox: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.RT.Ports.Sandboxes.Release(context.Background(), sess.ID) })
+	sub := h.Submit(sess.ID, "hello")
+	h.Drain()
+	got := h.Get(sub.ID)
+	if got.Phase != contracts.PhaseFailed || !strings.Contains(got.Error, "mcp_tools:") || !strings.Contains(got.Error, "broken") || !strings.Contains(got.Error, "no such package") {
+		t.Fatalf("%s %q, want FAILED mcp_tools naming the server and quoting its stderr", got.Phase, got.Error)
+	}
+	if n := h.Model.Calls(); n != 0 {
+		t.Fatalf("the model was called %d times", n)
 	}
 }

@@ -18,6 +18,12 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	if !ok || err != nil {
 		return err
 	}
+	if len(unlisted(sess)) > 0 {
+		// Its stdio MCP servers' tools are not listed yet: that is done
+		// where sandboxes are placed, the tools phase's handler, which then
+		// sends this phase again (pinForModel).
+		return e.Enqueue(ctx, contracts.QueueTools, sub, "mcp-pin")
+	}
 	reuse := false
 	if !e.carried(ctx, sub) { // else the previous phase's closing write took this run's lease (carry)
 		if sub.StreamKey != "" {

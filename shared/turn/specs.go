@@ -10,7 +10,8 @@ import (
 
 // Spec cache: every model and tools phase needs its session's spec, which
 // never changes once the session is created (nor do its id, owner,
-// workflow reference and MCP pin). Read whole each phase, the session record — with
+// workflow reference and MCP pin, once the first model phase has listed
+// the stdio servers). Read whole each phase, the session record — with
 // its sandbox record, head and version, which do change — is decoded
 // again and again; the engine keeps the immutable part of the sessions it
 // ran lately and reads a session only the first time this process sees it.
@@ -38,6 +39,9 @@ func (e *Engine) sessionSpec(ctx context.Context, id string) (contracts.Session,
 		return contracts.Session{}, fmt.Errorf("reading session %s: %w", id, err)
 	}
 	s = contracts.Session{ID: full.ID, Owner: full.Owner, Spec: full.Spec, Workflow: full.Workflow, MCP: full.MCP, CreatedAt: full.CreatedAt}
+	if len(unlisted(s)) > 0 {
+		return s, nil // its pin grows at the first model phase: not immutable yet
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.specs == nil {

@@ -29,6 +29,9 @@ func isNotFound(err error) bool { return errors.Is(err, contracts.ErrNotFound) }
 // the turn if a call awaits approval, else write the tool node and advance
 // to the next model step.
 func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
+	if m.Phase == contracts.PhaseModel {
+		return e.pinForModel(ctx, m)
+	}
 	sub, sess, ok, err := e.open(ctx, m, contracts.PhaseTools)
 	if !ok || err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/backend/sandboxes"
 	"github.com/cairnrun/cairn/shared/aws/dynamo"
 	"github.com/cairnrun/cairn/shared/aws/harness"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
@@ -86,6 +87,7 @@ func runCostTurns(tb testing.TB, v costVariant, turns int) awscost.Report {
 	cfg.AWS = &counted
 	cfg.SandboxDir = tb.TempDir()
 	cfg.Env = []string{"PATH=" + os.Getenv("PATH")}
+	cfg.Serves.Sandboxes = sandboxes.Fargate // local directories here: no Fargate settings
 	rt, err := backend.New(ctx, cfg)
 	if err != nil {
 		tb.Fatal(err)

@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/cairnrun/cairn/shared/contracts"
-	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 )
 
@@ -98,19 +96,16 @@ func fargateFromEnv(getenv func(string) string) (*Fargate, []string, error) {
 // without them, as on a local endpoint, "local" directories under
 // SandboxDir.
 func sandboxes(ctx context.Context, c Config, awsCfg aws.Config, sessions placement.Sessions, blobs contracts.BlobStore) (contracts.SandboxProvider, error) {
-	if c.Fargate == nil {
-		dir := c.SandboxDir
-		if dir == "" {
-			dir = filepath.Join("/tmp", "cairn-sandboxes")
-		}
-		return &placement.Router{Default: "local", Kinds: map[string]contracts.SandboxProvider{"local": local.NewProvider(dir, local.Options{Env: c.Env})}}, nil
-	}
+	kind := kindFargate
 	var p contracts.SandboxProvider = fargateChecks{c.Fargate}
+	if c.Fargate == nil {
+		kind, p = "local", localChecks{}
+	}
 	if c.Serves.Sandboxes != nil {
 		var err error
 		if p, err = c.Serves.Sandboxes(ctx, c, awsCfg, sessions, blobs); err != nil {
 			return nil, err
 		}
 	}
-	return &placement.Router{Default: kindFargate, Kinds: map[string]contracts.SandboxProvider{kindFargate: p}}, nil
+	return &placement.Router{Default: kind, Kinds: map[string]contracts.SandboxProvider{kind: p}}, nil
 }

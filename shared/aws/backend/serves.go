@@ -91,6 +91,27 @@ func (fargateChecks) Acquire(context.Context, string, contracts.SandboxSpec) (co
 // Release has nothing to release: this process holds no sandbox.
 func (fargateChecks) Release(context.Context, string) error { return nil }
 
+// localChecks is the "local" sandbox provider (a deployment without
+// Fargate settings, as on a local endpoint) of a function that never runs
+// tools: it checks specs as local.Provider does and places nothing, so
+// only the function serving sandboxes links the local sandbox (and the
+// MCP SDK its stdio servers use).
+type localChecks struct{}
+
+var _ contracts.SandboxChecker = localChecks{}
+
+func (localChecks) Check(spec contracts.SandboxSpec) error {
+	return placement.CheckHostSpec("local", spec, false)
+}
+
+func (localChecks) Acquire(context.Context, string, contracts.SandboxSpec) (contracts.SandboxAPI, error) {
+	return nil, errNoLocalSandboxes
+}
+
+func (localChecks) Release(context.Context, string) error { return nil }
+
+var errNoLocalSandboxes = fmt.Errorf("sandboxes are placed by the tools function, not in this process: %w", contracts.ErrUnavailable)
+
 // notEvaluated is the Evaluator of a function that serves workflows (starts
 // runs, records node results, wakes runs) but never evaluates a script:
 // only the workflow function does.

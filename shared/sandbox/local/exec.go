@@ -109,33 +109,11 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 	}
 	reaped := g == nil && l.contain == ContainSubreaper
 	newCmd := func(g *callGroup) *exec.Cmd {
-		args := argv
-		pidsCg, memCg := hg.limitsIn(g)
-		pidsV1 := ""
-		if g != nil {
-			pidsV1 = g.pidsV1
-		}
-		if script := wrapScript(lim, pidsCg, memCg, pidsV1); script != "" {
-			args = append([]string{l.opts.Shell, "-c", script, "cairn-limits"}, argv...)
-		}
-		var cmd *exec.Cmd
-		if reaped {
-			cmd = exec.Command("/proc/self/exe", append([]string{reaperArg}, args...)...)
-			cmd.Args[0] = "cairn-sandbox-reaper"
-		} else {
-			cmd = exec.Command(args[0], args[1:]...)
-		}
-		cmd.Dir = dir
-		cmd.Env = slices.Clip(l.env) // shared by concurrent calls: never appended to in place
+		cmd := l.command(argv, dir, hg, g, reaped)
 		cmd.Stdout = outW
 		cmd.Stderr = errW
 		if in != nil {
 			cmd.Stdin = in
-		}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		cmd.SysProcAttr.Credential = l.opts.Credential // RunAs (sandboxd as root): nil = the sandbox's own user
-		if g != nil {
-			intoCgroup(cmd.SysProcAttr, int(g.fd.Fd()))
 		}
 		return cmd
 	}
@@ -243,6 +221,37 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 		}
 	}
 	return res, nil
+}
+
+// command is argv as the sandbox runs it in dir: under the limits wrapper
+// (limits.go), the reaper when reaped, in cgroup g when set, in its own
+// process group, as the commands' user, with the sandbox's environment.
+// Its standard streams are the caller's to set.
+func (l *Sandbox) command(argv []string, dir string, hg *hostGroups, g *callGroup, reaped bool) *exec.Cmd {
+	args := argv
+	pidsCg, memCg := hg.limitsIn(g)
+	pidsV1 := ""
+	if g != nil {
+		pidsV1 = g.pidsV1
+	}
+	if script := wrapScript(l.opts.Limits, pidsCg, memCg, pidsV1); script != "" {
+		args = append([]string{l.opts.Shell, "-c", script, "cairn-limits"}, argv...)
+	}
+	var cmd *exec.Cmd
+	if reaped {
+		cmd = exec.Command("/proc/self/exe", append([]string{reaperArg}, args...)...)
+		cmd.Args[0] = "cairn-sandbox-reaper"
+	} else {
+		cmd = exec.Command(args[0], args[1:]...)
+	}
+	cmd.Dir = dir
+	cmd.Env = slices.Clip(l.env) // shared by concurrent calls: never appended to in place
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr.Credential = l.opts.Credential // RunAs (sandboxd as root): nil = the sandbox's own user
+	if g != nil {
+		intoCgroup(cmd.SysProcAttr, int(g.fd.Fd()))
+	}
+	return cmd
 }
 
 // exitCode follows the shell convention: 128+n for a death by signal n.

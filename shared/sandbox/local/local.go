@@ -104,6 +104,8 @@ type Sandbox struct {
 	contain Containment // HostContainment(); tests may force a weaker one
 
 	snaps snapshot.Cache // chunk hashes of files exported before (archive.go)
+
+	mcp *mcpHost // its stdio MCP servers (mcp.go); the Provider's per session
 }
 
 var (
@@ -137,7 +139,7 @@ func New(root string, opts Options) (*Sandbox, error) {
 		return nil, fmt.Errorf("opening local sandbox root %s: %w", root, err)
 	}
 	opts = opts.withDefaults()
-	l := &Sandbox{root: real, ws: ws, opts: opts, env: commandEnv(opts.Env, real), running: newInflights(), contain: HostContainment()}
+	l := &Sandbox{root: real, ws: ws, opts: opts, env: commandEnv(opts.Env, real), running: newInflights(), contain: HostContainment(), mcp: &mcpHost{}}
 	if opts.StateDir != "" {
 		if l.calls, err = newLedger(filepath.Join(opts.StateDir, "calls"), opts.MaxCalls); err != nil {
 			return nil, err

@@ -30,7 +30,8 @@ type Provider struct {
 	opts    Options
 
 	mu    sync.Mutex
-	given map[string]bool // sessions whose workspace this provider gave to opts.Credential
+	given map[string]bool     // sessions whose workspace this provider gave to opts.Credential
+	mcp   map[string]*mcpHost // sessions' stdio MCP servers: every Acquire's sandbox shares them
 }
 
 var _ contracts.SandboxProvider = (*Provider)(nil)
@@ -88,6 +89,16 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 	if err != nil {
 		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
 	}
+	p.mu.Lock()
+	if p.mcp == nil {
+		p.mcp = map[string]*mcpHost{}
+	}
+	if h := p.mcp[sessionID]; h != nil {
+		l.mcp = h
+	} else {
+		p.mcp[sessionID] = l.mcp
+	}
+	p.mu.Unlock()
 	if opts.Credential == nil {
 		return l, nil
 	}
@@ -148,13 +159,7 @@ func (p *Provider) Check(spec contracts.SandboxSpec) error {
 // is refused (a host command's network is the host's; nothing grants or
 // withholds it), and workspace "ephemeral" unless the kind supports it.
 func checkHostSpec(kind string, spec contracts.SandboxSpec, ephemeral bool) error {
-	if spec.Network == contracts.NetworkInternet {
-		return fmt.Errorf("sandbox.network %q: a %s sandbox runs on the host's network and cannot grant or withhold it; use kind fargate on a deployment with network=public: %w", spec.Network, kind, contracts.ErrInvalid)
-	}
-	if spec.Workspace == contracts.WorkspaceEphemeral && !ephemeral {
-		return fmt.Errorf("sandbox.workspace %q: a %s sandbox's workspace is a directory that persists; kind process honours ephemeral: %w", spec.Workspace, kind, contracts.ErrInvalid)
-	}
-	return nil
+	return placement.CheckHostSpec(kind, spec, ephemeral)
 }
 
 // CheckHostSpec is checkHostSpec for the process kind (shared/sandbox/proc),
@@ -163,7 +168,18 @@ func CheckHostSpec(kind string, spec contracts.SandboxSpec) error {
 	return checkHostSpec(kind, spec, true)
 }
 
-// Release is a no-op: the workspace files are kept for the next Acquire.
+// Release stops the session's stdio MCP servers; the workspace files are
+// kept for the next Acquire.
 func (p *Provider) Release(ctx context.Context, sessionID string) error {
-	return placement.CheckSessionID(sessionID)
+	if err := placement.CheckSessionID(sessionID); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	h := p.mcp[sessionID]
+	delete(p.mcp, sessionID)
+	p.mu.Unlock()
+	if h != nil {
+		h.close(true)
+	}
+	return nil
 }

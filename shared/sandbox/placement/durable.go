@@ -169,3 +169,13 @@ func (d *durable) SaveWorkspace(ctx context.Context) error {
 	d.a.Log.DebugContext(ctx, "workspace snapshot recorded", "session_id", d.sessionID, "snapshot", snap.ID, "files", snap.Files, "bytes", snap.Bytes)
 	return nil
 }
+
+var _ contracts.MCPHost = (*durable)(nil)
+
+// MCP passes a request to the sandbox's stdio MCP servers, if it runs any.
+func (d *durable) MCP(ctx context.Context, r contracts.MCPRequest) (contracts.MCPResponse, error) {
+	if h, ok := d.SandboxAPI.(contracts.MCPHost); ok {
+		return h.MCP(ctx, r)
+	}
+	return contracts.MCPResponse{}, fmt.Errorf("this sandbox runs no MCP servers: %w", contracts.ErrInvalid)
+}

@@ -33,3 +33,17 @@ func Probe(ctx context.Context, r Remote) error {
 	}
 	return nil
 }
+
+// CheckHostSpec is the check of a sandbox on this host (kinds local and
+// process): network "internet" is refused (a host command's network is
+// the host's; nothing grants or withholds it), and workspace "ephemeral"
+// unless the kind supports it.
+func CheckHostSpec(kind string, spec contracts.SandboxSpec, ephemeral bool) error {
+	if spec.Network == contracts.NetworkInternet {
+		return fmt.Errorf("sandbox.network %q: a %s sandbox runs on the host's network and cannot grant or withhold it; use kind fargate on a deployment with network=public: %w", spec.Network, kind, contracts.ErrInvalid)
+	}
+	if spec.Workspace == contracts.WorkspaceEphemeral && !ephemeral {
+		return fmt.Errorf("sandbox.workspace %q: a %s sandbox's workspace is a directory that persists; kind process honours ephemeral: %w", spec.Workspace, kind, contracts.ErrInvalid)
+	}
+	return nil
+}

@@ -70,8 +70,8 @@ func TestCodeAndErr(t *testing.T) {
 }
 
 func TestRoutes(t *testing.T) {
-	if len(proto.Methods) != 11 {
-		t.Fatalf("%d methods, want the 11 of SandboxAPI", len(proto.Methods))
+	if len(proto.Methods) != 12 {
+		t.Fatalf("%d methods, want the 11 of SandboxAPI and MCPHost's one", len(proto.Methods))
 	}
 	for _, m := range proto.Methods {
 		got, ok := proto.MethodOf(proto.Path(m))

@@ -49,13 +49,17 @@ const (
 	MethodGrep      = "grep"
 	MethodExec      = "exec"
 	MethodRunScript = "run_script"
+	// MethodMCP is a request to a stdio MCP server the sandbox runs
+	// (contracts.MCPHost): contracts.MCPRequest → contracts.MCPResponse.
+	// It is neither idempotent nor retried: a tools/call may have effects.
+	MethodMCP = "mcp"
 )
 
 // Methods lists every method of the protocol, in the order of the
-// contracts.SandboxAPI interface.
+// contracts.SandboxAPI interface, then contracts.MCPHost's.
 var Methods = []string{
 	MethodReadFile, MethodWriteFile, MethodEditFile, MethodListDir, MethodStat, MethodRemove,
-	MethodMakeDir, MethodGlob, MethodGrep, MethodExec, MethodRunScript,
+	MethodMakeDir, MethodGlob, MethodGrep, MethodExec, MethodRunScript, MethodMCP,
 }
 
 // Path is the POST route of a method: "/v1/" + method.

@@ -112,6 +112,24 @@ func (c *Client) RunScript(ctx context.Context, r contracts.RunScriptRequest) (c
 	return out, nil
 }
 
+// MCPTimeout bounds one request to a stdio MCP server in the sandbox: its
+// start (a first npx download) and a call (the connector's own bounds are
+// shorter; this only ends a request nobody answers).
+const MCPTimeout = 10 * time.Minute
+
+var _ contracts.MCPHost = (*Client)(nil)
+
+// MCP sends a request to a stdio MCP server the sandbox runs (starting it
+// there if it is not running). It is sent once: a tools/call that got no
+// answer may have run.
+func (c *Client) MCP(ctx context.Context, r contracts.MCPRequest) (contracts.MCPResponse, error) {
+	var out contracts.MCPResponse
+	if err := c.post(ctx, proto.MethodMCP, r, "", MCPTimeout, &out); err != nil {
+		return contracts.MCPResponse{}, err
+	}
+	return out, nil
+}
+
 // execTimeout is the deadline of a command call.
 func (c *Client) execTimeout(command time.Duration) time.Duration {
 	if command <= 0 {

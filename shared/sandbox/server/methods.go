@@ -56,6 +56,13 @@ var methods = map[string]handler{
 	proto.MethodRunScript: op(func(ctx context.Context, api contracts.SandboxAPI, r contracts.RunScriptRequest) (any, error) {
 		return api.RunScript(ctx, r)
 	}),
+	proto.MethodMCP: op(func(ctx context.Context, api contracts.SandboxAPI, r contracts.MCPRequest) (any, error) {
+		host, ok := api.(contracts.MCPHost)
+		if !ok {
+			return nil, fmt.Errorf("this sandbox runs no MCP servers: %w", contracts.ErrInvalid)
+		}
+		return host.MCP(ctx, r)
+	}),
 }
 
 // op adapts a typed method call to a handler.

@@ -84,6 +84,7 @@ func (s *Server) idleLeft() time.Duration {
 func (s *Server) shutdown(srv *http.Server, served <-chan error) error {
 	grace, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
+	defer s.sb.CloseMCP() // its stdio MCP servers end with it
 	if err := srv.Shutdown(grace); err != nil {
 		s.log.WarnContext(grace, "sandboxd: requests still running after the shutdown grace period; cancelling them", "grace", s.cfg.ShutdownGrace.String())
 		s.stopCall()

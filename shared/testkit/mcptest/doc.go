@@ -4,5 +4,8 @@
 // a free loopback port, stopped (its whole process group) when the test
 // ends.
 //
-// It may import only the standard library.
+// It also is a stdio MCP server of the official Go SDK that a test binary
+// becomes (stdio.go: StdioArg, ServeStdioIfAsked), for sandboxes to run.
+//
+// It may import only the standard library and the MCP Go SDK.
 package mcptest

@@ -5,7 +5,7 @@
 //
 //	rt, err := backend.Boot(ctx, os.Getenv, log, backend.Serves{Sandboxes: sandboxes.Fargate})
 //
-// It may import shared/aws/backend, shared/contracts, shared/sandbox/fargate,
+// It may import shared/aws/backend, shared/contracts, shared/sandbox/fargate, shared/sandbox/local,
 // shared/sandbox/placement, shared/sandbox/snapshot, shared/secrets, the
 // standard library and the AWS SDK.
 package sandboxes

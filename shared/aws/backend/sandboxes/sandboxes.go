@@ -3,6 +3,7 @@ package sandboxes
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ecs"
@@ -11,6 +12,7 @@ import (
 	"github.com/cairnrun/cairn/shared/aws/backend"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sandbox/fargate"
+	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 	"github.com/cairnrun/cairn/shared/sandbox/snapshot"
 	"github.com/cairnrun/cairn/shared/secrets"
@@ -23,8 +25,12 @@ var _ backend.SandboxesFunc = Fargate
 // naming it).
 func Fargate(ctx context.Context, c backend.Config, awsCfg aws.Config, sessions placement.Sessions, blobs contracts.BlobStore) (contracts.SandboxProvider, error) {
 	f := c.Fargate
-	if f == nil {
-		return nil, fmt.Errorf("aws backend: no fargate settings (%s)", backend.EnvSandboxCluster)
+	if f == nil { // a local endpoint: directories under SandboxDir
+		dir := c.SandboxDir
+		if dir == "" {
+			dir = filepath.Join("/tmp", "cairn-sandboxes")
+		}
+		return local.NewProvider(dir, local.Options{Env: c.Env}), nil
 	}
 	getenv := c.Getenv
 	if getenv == nil {
