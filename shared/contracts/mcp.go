@@ -68,13 +68,28 @@ type MCPPin struct {
 //
 // ListTools lists a server's tools (every page), filtered by the server's
 // Tools and marked read-only by its ReadOnly and the tools' annotations.
-// CallTool calls one tool with input (a JSON object) and meta (sent as
-// _meta: the call's effect id, for a server that de-duplicates); a server
-// that cannot be reached, or fails the call at the protocol level, is an
-// IsError result naming it, never an error the turn would retry on.
+// CallTool makes one call (MCPCall); a server that cannot be reached, or
+// fails the call at the protocol level, is an IsError result naming it,
+// never an error the turn would retry on. A server whose tools differ from
+// the pinned ones (it announces tool list changes, and its list now is
+// not the pin) is reported in the result, and the pin stays.
 type MCPConnector interface {
 	ListTools(ctx context.Context, s MCPServer, host MCPHost) ([]MCPTool, error)
-	CallTool(ctx context.Context, s MCPServer, host MCPHost, tool string, input json.RawMessage, meta map[string]any) (ToolResult, error)
+	CallTool(ctx context.Context, c MCPCall) (ToolResult, error)
+}
+
+// MCPCall is one call of an MCP tool.
+type MCPCall struct {
+	Server MCPServer
+	Host   MCPHost // the session's sandbox, for a stdio server (nil: remote)
+	Tool   string  // the server's own name of the tool
+	Input  json.RawMessage
+	// Meta is sent as _meta: the call's effect id, for a server that
+	// de-duplicates.
+	Meta map[string]any
+	// Pinned are the server's tools as the session pinned them: what a
+	// changed tool list is compared with.
+	Pinned []MCPTool
 }
 
 // MCP methods a sandbox serves (MCPRequest.Method).
@@ -101,7 +116,10 @@ type MCPRequest struct {
 }
 
 // MCPResponse is the server's JSON-RPC result: {"tools": [...]} for
-// MCPListTools, a CallToolResult for MCPCallTool.
+// MCPListTools, a CallToolResult for MCPCallTool. ToolsMayChange says the
+// server declared that its tool list changes (capability
+// tools.listChanged): a caller comparing with a pin lists again.
 type MCPResponse struct {
-	Result json.RawMessage `json:"result"`
+	Result         json.RawMessage `json:"result"`
+	ToolsMayChange bool            `json:"tools_may_change,omitempty"`
 }

@@ -53,11 +53,7 @@ func (c *Connector) ListTools(ctx context.Context, s contracts.MCPServer, host c
 	if len(s.Command) > 0 {
 		return c.listInSandbox(ctx, s, host)
 	}
-	list := c.ListTimeout
-	if list <= 0 {
-		list = DefaultListTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, list)
+	ctx, cancel := context.WithTimeout(ctx, c.listTimeout())
 	defer cancel()
 	cs, err := c.connect(ctx, s)
 	if err != nil {
@@ -105,15 +101,16 @@ func pinAll(s contracts.MCPServer, listed []*sdk.Tool) ([]contracts.MCPTool, err
 // protocol error or not within CallTimeout is an IsError result naming it;
 // only the caller's own context ending (a cancel, a lost lease) is an
 // error.
-func (c *Connector) CallTool(ctx context.Context, s contracts.MCPServer, host contracts.MCPHost, tool string, input json.RawMessage, meta map[string]any) (contracts.ToolResult, error) {
+func (c *Connector) CallTool(ctx context.Context, call contracts.MCPCall) (contracts.ToolResult, error) {
+	s, tool, meta := call.Server, call.Tool, call.Meta
 	args := map[string]any{} // never null: servers refuse "arguments": null
-	if len(input) > 0 && string(input) != "null" {
-		if err := json.Unmarshal(input, &args); err != nil {
+	if len(call.Input) > 0 && string(call.Input) != "null" {
+		if err := json.Unmarshal(call.Input, &args); err != nil {
 			return contracts.ToolResult{Content: fmt.Sprintf("invalid input for MCP tool %s of server %s: %v", tool, s.Name, err), IsError: true}, nil
 		}
 	}
 	if len(s.Command) > 0 {
-		return c.callInSandbox(ctx, s, host, tool, args, meta)
+		return c.callInSandbox(ctx, call, args)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, c.connectTimeout()+c.callTimeout())
 	defer cancel()
@@ -141,7 +138,33 @@ func (c *Connector) CallTool(ctx context.Context, s contracts.MCPServer, host co
 		}
 		return contracts.ToolResult{Content: fmt.Sprintf("MCP server %s failed the call to %s: %s (it may or may not have run)", s.Name, tool, why), IsError: true}, nil
 	}
-	return result(res), nil
+	out := result(res)
+	// A server that announces tool list changes is asked for its list
+	// again (on this connection) and compared with the pin.
+	if init := cs.InitializeResult(); init != nil && init.Capabilities != nil && init.Capabilities.Tools != nil && init.Capabilities.Tools.ListChanged {
+		lctx, cancel := context.WithTimeout(ctx, c.listTimeout())
+		var listed []*sdk.Tool
+		var lerr error
+		for t, err := range cs.Tools(lctx, nil) {
+			if err != nil {
+				lerr = err
+				break
+			}
+			listed = append(listed, t)
+		}
+		cancel()
+		if lerr == nil {
+			out.Content += changed(s, call.Pinned, listed)
+		}
+	}
+	return out, nil
+}
+
+func (c *Connector) listTimeout() time.Duration {
+	if c.ListTimeout <= 0 {
+		return DefaultListTimeout
+	}
+	return c.ListTimeout
 }
 
 // session is a client session and the context its transport's streams
@@ -179,7 +202,7 @@ func (c *Connector) connect(ctx context.Context, s contracts.MCPServer) (session
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	late := time.AfterFunc(c.connectTimeout(), cancel) // only Connect is bounded by it
-	client := sdk.NewClient(&sdk.Implementation{Name: "cairn", Version: "1"}, nil)
+	client := newClient()
 	cs, err := client.Connect(cctx, t, &sdk.ClientSessionOptions{ProtocolVersion: protocolVersion})
 	if !late.Stop() && err == nil {
 		err = fmt.Errorf("no answer within %s", c.connectTimeout())

@@ -48,7 +48,7 @@ func TestEverythingServer(t *testing.T) {
 			}
 			call := func(tool, input string) contracts.ToolResult {
 				t.Helper()
-				r, err := c.CallTool(ctx, s, nil, tool, json.RawMessage(input), map[string]any{"cairn/effect_id": "eff-1"})
+				r, err := c.CallTool(ctx, contracts.MCPCall{Server: s, Tool: tool, Input: json.RawMessage(input), Meta: map[string]any{"cairn/effect_id": "eff-1"}, Pinned: tools})
 				if err != nil {
 					t.Fatalf("CallTool(%s): %v", tool, err)
 				}
@@ -150,7 +150,7 @@ func TestHeadersAndMeta(t *testing.T) {
 	if blk, ok := find(tools, "block"); !ok || blk.ReadOnly {
 		t.Fatalf("block (no readOnlyHint) must be mutating: %+v", blk)
 	}
-	r, err := c.CallTool(context.Background(), s, nil, "say", json.RawMessage(`{"word":"hello"}`), map[string]any{"cairn/effect_id": "eff-42"})
+	r, err := c.CallTool(context.Background(), contracts.MCPCall{Server: s, Tool: "say", Input: json.RawMessage(`{"word":"hello"}`), Meta: map[string]any{"cairn/effect_id": "eff-42"}, Pinned: tools})
 	if err != nil || r.IsError || r.Content != "said hello" {
 		t.Fatalf("call: %+v, %v", r, err)
 	}
@@ -163,7 +163,7 @@ func TestHeadersAndMeta(t *testing.T) {
 	// An unresolvable reference fails before anything is sent.
 	bad := s
 	bad.Headers = map[string]string{"Authorization": "env:MISSING"}
-	if r, err := c.CallTool(context.Background(), bad, nil, "say", json.RawMessage(`{"word":"x"}`), nil); err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server go is unavailable") {
+	if r, err := c.CallTool(context.Background(), contracts.MCPCall{Server: bad, Tool: "say", Input: json.RawMessage(`{"word":"x"}`)}); err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server go is unavailable") {
 		t.Fatalf("unresolvable header: %+v, %v", r, err)
 	}
 }
@@ -176,7 +176,7 @@ func TestServerDownAndKilledMidCall(t *testing.T) {
 	s := contracts.MCPServer{Name: "go", URL: g.URL}
 	done := make(chan contracts.ToolResult, 1)
 	go func() {
-		r, err := c.CallTool(context.Background(), s, nil, "block", json.RawMessage(`{"word":"w"}`), nil)
+		r, err := c.CallTool(context.Background(), contracts.MCPCall{Server: s, Tool: "block", Input: json.RawMessage(`{"word":"w"}`)})
 		if err != nil {
 			r = contracts.ToolResult{Content: "error: " + err.Error()}
 		}
@@ -194,7 +194,7 @@ func TestServerDownAndKilledMidCall(t *testing.T) {
 	}
 	close(g.release)
 	g.Close() // and now it is gone
-	r, err := c.CallTool(context.Background(), s, nil, "say", json.RawMessage(`{"word":"x"}`), nil)
+	r, err := c.CallTool(context.Background(), contracts.MCPCall{Server: s, Tool: "say", Input: json.RawMessage(`{"word":"x"}`)})
 	if err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server go is unavailable") || !strings.Contains(r.Content, "not made") {
 		t.Fatalf("down: %+v, %v", r, err)
 	}
@@ -242,7 +242,7 @@ func TestSilentServer(t *testing.T) {
 	if _, err := c.ListTools(context.Background(), s, nil); err == nil || !strings.Contains(err.Error(), "mcp server mute") {
 		t.Fatalf("listing a silent server: %v", err)
 	}
-	r, err := c.CallTool(context.Background(), s, nil, "x", nil, nil)
+	r, err := c.CallTool(context.Background(), contracts.MCPCall{Server: s, Tool: "x"})
 	if err != nil || !r.IsError || !strings.Contains(r.Content, "MCP server mute is unavailable") {
 		t.Fatalf("calling a silent server: %+v, %v", r, err)
 	}

@@ -42,7 +42,8 @@ func (c *Connector) listInSandbox(ctx context.Context, s contracts.MCPServer, ho
 // callInSandbox calls a stdio server's tool through the sandbox that runs
 // it. A server that fails the call is an IsError result; only ctx ending
 // is an error.
-func (c *Connector) callInSandbox(ctx context.Context, s contracts.MCPServer, host contracts.MCPHost, tool string, args, meta map[string]any) (contracts.ToolResult, error) {
+func (c *Connector) callInSandbox(ctx context.Context, call contracts.MCPCall, args map[string]any) (contracts.ToolResult, error) {
+	s, host, tool, meta := call.Server, call.Host, call.Tool, call.Meta
 	if host == nil {
 		return contracts.ToolResult{Content: fmt.Sprintf("MCP server %s runs in the session's sandbox, and this sandbox serves none (the call to %s was not made)", s.Name, tool), IsError: true}, nil
 	}
@@ -63,5 +64,14 @@ func (c *Connector) callInSandbox(ctx context.Context, s contracts.MCPServer, ho
 	if err := json.Unmarshal(resp.Result, &res); err != nil {
 		return contracts.ToolResult{Content: fmt.Sprintf("MCP server %s (in the sandbox) answered the call to %s with what is not a tool result: %v", s.Name, tool, err), IsError: true}, nil
 	}
-	return result(&res), nil
+	out := result(&res)
+	if resp.ToolsMayChange { // its tools may have changed: compare its list with the pin
+		if list, err := host.MCP(ctx, contracts.MCPRequest{Command: s.Command, Method: contracts.MCPListTools}); err == nil {
+			var lr sdk.ListToolsResult
+			if json.Unmarshal(list.Result, &lr) == nil {
+				out.Content += changed(s, call.Pinned, lr.Tools)
+			}
+		}
+	}
+	return out, nil
 }

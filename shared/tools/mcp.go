@@ -30,6 +30,7 @@ type mcpTool struct {
 	tool   string
 	conn   contracts.MCPConnector
 	host   contracts.MCPHost // the session's sandbox, for a stdio server (nil: it serves none)
+	pinned []contracts.MCPTool // the server's pinned tools, which a changed list is compared with
 }
 
 func (t mcpTool) Run(ctx context.Context, call contracts.ToolCall) (contracts.ToolResult, error) {
@@ -40,7 +41,7 @@ func (t mcpTool) Run(ctx context.Context, call contracts.ToolCall) (contracts.To
 	if call.SessionID != "" {
 		meta[MetaSessionID] = call.SessionID
 	}
-	return t.conn.CallTool(ctx, t.server, t.host, t.tool, call.Input, meta)
+	return t.conn.CallTool(ctx, contracts.MCPCall{Server: t.server, Host: t.host, Tool: t.tool, Input: call.Input, Meta: meta, Pinned: t.pinned})
 }
 
 // bindMCP adds the binding's pinned MCP tools to ts.
@@ -49,6 +50,10 @@ func (r *Registry) bindMCP(ts *toolset, b contracts.Binding) error {
 	servers := map[string]contracts.MCPServer{}
 	for _, s := range b.MCPServers {
 		servers[s.Name] = s
+	}
+	pins := map[string][]contracts.MCPTool{}
+	for _, mt := range b.MCPTools {
+		pins[mt.Server] = append(pins[mt.Server], mt)
 	}
 	for _, mt := range b.MCPTools {
 		s, ok := servers[mt.Server]
@@ -72,7 +77,7 @@ func (r *Registry) bindMCP(ts *toolset, b contracts.Binding) error {
 		}
 		bt := &boundTool{
 			spec:   contracts.ToolSpec{Name: mt.Name, Description: desc, InputSchema: mt.InputSchema},
-			effect: effect, schema: sch, tool: mcpTool{server: s, tool: mt.Tool, conn: b.MCP, host: host},
+			effect: effect, schema: sch, tool: mcpTool{server: s, tool: mt.Tool, conn: b.MCP, host: host, pinned: pins[mt.Server]},
 		}
 		ts.byName[mt.Name] = bt
 		ts.order = append(ts.order, bt)

@@ -103,7 +103,9 @@ func (l *Sandbox) MCP(ctx context.Context, r contracts.MCPRequest) (contracts.MC
 	if err != nil {
 		return contracts.MCPResponse{}, fmt.Errorf("mcp: encoding the result: %w", err)
 	}
-	return contracts.MCPResponse{Result: b}, nil
+	init := srv.cs.InitializeResult()
+	mayChange := init != nil && init.Capabilities != nil && init.Capabilities.Tools != nil && init.Capabilities.Tools.ListChanged
+	return contracts.MCPResponse{Result: b, ToolsMayChange: mayChange}, nil
 }
 
 // CloseMCP stops the sandbox's stdio servers; a later request starts them
@@ -249,7 +251,9 @@ func (l *Sandbox) startMCP(s *stdioServer, command []string) error {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), MCPStartTimeout)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "cairn", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "cairn", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {}, // as shared/mcp's client declares
+	})
 	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: p.stdout, Writer: p.stdin}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		s.stop()

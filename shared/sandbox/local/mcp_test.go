@@ -59,7 +59,7 @@ func TestMCPStdioServer(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(list.Result, &tools); err != nil || len(tools.Tools) != 6 {
+	if err := json.Unmarshal(list.Result, &tools); err != nil || len(tools.Tools) != 7 {
 		t.Fatalf("tools/list: %s (%v)", list.Result, err)
 	}
 	if r := mcpCall(t, sb, "echo", `{"text":"hi"}`); firstText(r) != "echo: hi" || r["structuredContent"] == nil {

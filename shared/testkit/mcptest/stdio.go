@@ -20,6 +20,7 @@ import (
 //	pid {}        read-only: its process id (the same process between calls?)
 //	env {}        read-only: its environment, one NAME=value a line, sorted
 //	die {}        the server dies during the call (exit 3, "dying" on stderr)
+//	grow {}       adds a tool "extra" (the server announces the change)
 //	fail {}       an isError result
 const StdioArg = "-cairn-mcptest-stdio-server"
 
@@ -76,6 +77,12 @@ func ServeStdioIfAsked() {
 	})
 	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Fail.", Annotations: ro}, func(ctx context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "it failed"}}}, nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "grow", Description: "Add a tool.", Annotations: ro}, func(ctx context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
+		sdk.AddTool(s, &sdk.Tool{Name: "extra", Description: "Added later."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "extra"}}}, nil, nil
+		})
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "grown"}}}, nil, nil
 	})
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "mcptest stdio server:", err)
