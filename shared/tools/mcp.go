@@ -29,7 +29,7 @@ type mcpTool struct {
 	server contracts.MCPServer
 	tool   string
 	conn   contracts.MCPConnector
-	host   contracts.MCPHost // the session's sandbox, for a stdio server (nil: it serves none)
+	host   contracts.MCPHost   // the session's sandbox, for a stdio server (nil: it serves none)
 	pinned []contracts.MCPTool // the server's pinned tools, which a changed list is compared with
 }
 
