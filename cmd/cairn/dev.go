@@ -16,6 +16,7 @@ import (
 	"github.com/cairnrun/cairn/shared/auth"
 	embedded "github.com/cairnrun/cairn/shared/embedded/backend"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 func cmdDev(ctx context.Context, env envDefaults, args []string) error {
@@ -36,9 +37,28 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	stuck := fs.Duration("stuck-after", time.Minute, "repair re-drives a submission, and wakes a workflow run, idle this long")
 	repairEvery := fs.Duration("repair-every", 5*time.Second, "repair ticker period")
 	kind := fs.String("sandbox", "local", "default sandbox of a session: local (a directory) or process (sandboxd on loopback, as on Fargate)")
+	otlp := fs.String("otlp", "", "export traces over OTLP/HTTP to this endpoint (e.g. http://127.0.0.1:4318; default: OTEL_EXPORTER_OTLP_ENDPOINT)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	getenv := env.getenv
+	if *otlp != "" {
+		getenv = func(k string) string {
+			if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+				return *otlp
+			}
+			return env.getenv(k)
+		}
+	}
+	stopTraces, err := telemetry.Setup(ctx, getenv, "cairn-dev")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTraces(flush)
+	}()
 	if *stuck <= 0 || *repairEvery <= 0 {
 		return fmt.Errorf("dev: --stuck-after and --repair-every must be positive durations")
 	}

@@ -16,7 +16,7 @@
 //
 // It may import shared/assemble, shared/aws/backend, shared/aws/backend/all, shared/aws/harness,
 // shared/aws/lambdafn, shared/auth, shared/contracts, shared/embedded/backend,
-// shared/ids, shared/mcp/serve, shared/repair, shared/sandbox/server, shared/workflow/isolate, the standard
+// shared/ids, shared/mcp/serve, shared/repair, shared/telemetry, shared/sandbox/server, shared/workflow/isolate, the standard
 // library, the AWS SDK, aws-lambda-go's event types, the MCP Go SDK and golang.org/x/sys.
 // It never imports shared/testkit/... (docs/docs_test.go checks it).
 package main

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
@@ -46,7 +47,7 @@ func New(cfg Config) http.Handler {
 	}
 	s := &server{Config: cfg}
 	s.self = s.recoverer(guard(jsonErrors(s.routes().mux)))
-	return s.self
+	return traced(s.self)
 }
 
 // router is the mux every authenticated route is registered on; it keeps
@@ -137,3 +138,14 @@ func (s *server) recoverer(h http.Handler) http.Handler {
 }
 
 func (s *server) ctx(r *http.Request) context.Context { return r.Context() }
+
+// traced continues the caller's trace (its traceparent header): a turn
+// accepted by the request is a child of the caller's span.
+func traced(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Traceparent") != "" {
+			r = r.WithContext(telemetry.FromHTTP(r.Context(), r.Header))
+		}
+		h.ServeHTTP(w, r)
+	})
+}

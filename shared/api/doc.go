@@ -37,8 +37,8 @@
 // a page reads up to cursor offset + limit + 1 records and finds its place
 // by the cursor's key.
 //
-// It may import shared/contracts, shared/ids, shared/policy, shared/turn and
-// the standard library (/v1/mcp is served by Config.MCP, built elsewhere:
+// It may import shared/contracts, shared/ids, shared/policy, shared/telemetry,
+// shared/turn and the standard library (/v1/mcp is served by Config.MCP, built elsewhere:
 // the MCP SDK is linked only where it is served).
 //
 // # Usage

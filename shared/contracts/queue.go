@@ -30,6 +30,10 @@ type Message struct {
 	// (EventBridge Scheduler fills them in; the run id derives from both).
 	ScheduleID  string    `json:"schedule_id,omitempty"`
 	ScheduledAt time.Time `json:"scheduled_at,omitempty"`
+	// Trace is the W3C traceparent of the span that sent it: the next
+	// phase's span continues the turn's trace (not part of DedupID: two
+	// senders of one state are still one message).
+	Trace string `json:"traceparent,omitempty"`
 }
 
 // Delivery is a received message with its receipt.

@@ -83,6 +83,10 @@ type ExecRequest struct {
 	Stdin   string        `json:"stdin,omitempty"`
 	Timeout time.Duration `json:"timeout,omitempty"`
 	CallID  string        `json:"call_id,omitempty"`
+	// Traceparent is the W3C trace context of the tool call's span: the
+	// command gets it as TRACEPARENT, the only thing of the runtime it
+	// gets (a malformed value is dropped).
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // RunScriptRequest runs Source with the named interpreter ("python").
@@ -91,6 +95,8 @@ type RunScriptRequest struct {
 	Source   string        `json:"source"`
 	Timeout  time.Duration `json:"timeout,omitempty"`
 	CallID   string        `json:"call_id,omitempty"`
+	// Traceparent: as ExecRequest's.
+	Traceparent string `json:"traceparent,omitempty"`
 }
 
 // ExecResult is a finished command. TimedOut: the process group was killed

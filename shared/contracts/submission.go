@@ -93,6 +93,9 @@ type Submission struct {
 	ParkedNanos int64     `json:"parked_nanos,omitempty"`
 	// Owner is the session's owner, copied when the submission is created.
 	Owner string `json:"owner,omitempty"`
+	// Trace is the W3C traceparent of the turn's accept span: what a
+	// repair re-drive joins (the phases' own context travels in messages).
+	Trace string `json:"trace,omitempty"`
 	// Parent is the transcript node the turn starts from (a fork); "" is
 	// the session head when the turn begins.
 	Parent string `json:"parent,omitempty"`

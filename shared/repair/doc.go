@@ -24,7 +24,8 @@
 // "attempts_exhausted:MODEL step 3".
 //
 // It may import shared/contracts, shared/journal, shared/repair/recovery,
-// shared/turn, shared/workflow and the standard library.
+// shared/telemetry (a repair joins the turn's trace), shared/turn,
+// shared/workflow, the OpenTelemetry API and the standard library.
 //
 // # Usage
 //

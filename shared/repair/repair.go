@@ -7,9 +7,13 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/journal"
 	"github.com/cairnrun/cairn/shared/repair/recovery"
+	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/turn"
 	"github.com/cairnrun/cairn/shared/workflow"
 )
@@ -147,6 +151,14 @@ func (r *Repairer) one(ctx context.Context, sub contracts.Submission, rep *Repor
 	c := recovery.ClassifySubmission(sub, ev)
 	rep.count(c.State)
 	if c.Action != recovery.ActionWait && c.Action != recovery.ActionNone {
+		// The repair joins the turn's trace (a child of its accept span),
+		// so a re-drive shows in the trace it resumes.
+		var span trace.Span
+		ctx, span = telemetry.Tracer().Start(telemetry.Extract(ctx, sub.Trace), "cairn.repair "+string(c.Action),
+			trace.WithAttributes(attribute.String("cairn.submission_id", sub.ID), attribute.String("cairn.session_id", sub.SessionID),
+				attribute.String("cairn.repair.state", string(c.State)), attribute.String("cairn.repair.reason", c.Reason),
+				attribute.Int("cairn.step", sub.Step), attribute.String("cairn.phase", string(sub.Phase))))
+		defer span.End()
 		r.log().InfoContext(ctx, "repairing submission", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step,
 			"phase", sub.Phase, "state", c.State, "action", c.Action, "reason", c.Reason, "rerun", c.Rerun, "interrupted", c.Interrupted)
 	}

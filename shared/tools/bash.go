@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 const bashSchema = `{
@@ -50,6 +51,9 @@ func (t bashTool) Run(ctx context.Context, call contracts.ToolCall) (contracts.T
 		Command: in.Command,
 		Timeout: time.Duration(in.TimeoutSeconds) * time.Second,
 		CallID:  effectID(call),
+		// The command may continue the call's trace (and gets nothing
+		// else of the runtime).
+		Traceparent: telemetry.Inject(ctx),
 	})
 	if err != nil {
 		return failure(err)

@@ -16,7 +16,8 @@
 // invalid input, a failing command) is a ToolResult with IsError; a returned
 // error is an infrastructure failure.
 //
-// It may import shared/contracts, shared/ids, the standard library and the
+// It may import shared/contracts, shared/ids, shared/telemetry (a command gets
+// its call's TRACEPARENT), the standard library and the
 // jsonschema validator. It never imports a sandbox implementation.
 //
 // # Usage

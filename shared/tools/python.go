@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 const pythonSchema = `{
@@ -49,6 +50,8 @@ func (t pythonTool) Run(ctx context.Context, call contracts.ToolCall) (contracts
 		Source:   in.Code,
 		Timeout:  time.Duration(in.TimeoutSeconds) * time.Second,
 		CallID:   effectID(call),
+		// As bash's: the call's trace, for the script to continue.
+		Traceparent: telemetry.Inject(ctx),
 	})
 	if err != nil {
 		return failure(err)

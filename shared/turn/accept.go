@@ -7,9 +7,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/journal"
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 // Accept records a prompt as a submission of the session (idempotent on
@@ -29,7 +33,17 @@ type AcceptOptions struct {
 }
 
 // AcceptWith is Accept with options: a fork from opts.Parent.
-func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyKey string, opts AcceptOptions) (contracts.Submission, bool, error) {
+func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyKey string, opts AcceptOptions) (_ contracts.Submission, _ bool, err error) {
+	// The turn's trace starts here (continuing the caller's traceparent,
+	// which the API put in ctx).
+	ctx, span := telemetry.Tracer().Start(ctx, "cairn.accept", trace.WithAttributes(attribute.String("cairn.session_id", sessionID)))
+	defer func() {
+		telemetry.Fail(span, err)
+		span.End()
+	}()
+	if p, ok := contracts.PrincipalFrom(ctx); ok {
+		span.SetAttributes(attribute.String("cairn.principal", p.Name))
+	}
 	if strings.TrimSpace(prompt) == "" {
 		return contracts.Submission{}, false, fmt.Errorf("prompt is empty: %w", contracts.ErrInvalid)
 	}
@@ -57,7 +71,7 @@ func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyK
 	err = e.batch(ctx, func(ctx context.Context) error { // the submission and its start: one write
 		sub, created, err = e.Journal.CreateSubmission(ctx, contracts.Submission{
 			ID: e.IDs.New("sub"), SessionID: sessionID, IdempotencyKey: idempotencyKey, Prompt: prompt,
-			Owner: sess.Owner, Parent: opts.Parent, Phase: contracts.PhaseAccepted, CreatedAt: now, UpdatedAt: now,
+			Owner: sess.Owner, Parent: opts.Parent, Phase: contracts.PhaseAccepted, CreatedAt: now, UpdatedAt: now, Trace: telemetry.Inject(ctx),
 		})
 		if err != nil {
 			return fmt.Errorf("creating submission in session %s: %w", sessionID, err)
@@ -182,5 +196,7 @@ func (e *Engine) begin(ctx context.Context, sess contracts.Session, sub contract
 	if err != nil {
 		return err
 	}
-	return e.Enqueue(ctx, contracts.QueueModel, sub, "")
+	// Its first phase joins its own trace, also when it starts after the
+	// session's previous turn (StartNext, from that turn's commit).
+	return e.Enqueue(telemetry.Extract(ctx, sub.Trace), contracts.QueueModel, sub, "")
 }

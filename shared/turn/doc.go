@@ -10,8 +10,9 @@
 // or duplicate message, a lease held by a live worker, a lost race); it
 // returns an error only when the message should be delivered again.
 //
-// It may import shared/contracts, shared/ids, shared/journal, shared/policy
-// and the standard library.
+// It may import shared/contracts, shared/ids, shared/journal, shared/policy,
+// shared/telemetry (a turn is one trace: spans per phase, model call and
+// tool call), the OpenTelemetry API and the standard library.
 //
 // # Usage
 //

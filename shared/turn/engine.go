@@ -9,8 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 // Defaults applied when a session leaves a limit at zero.
@@ -103,7 +107,16 @@ type Engine struct {
 }
 
 // Handle dispatches a queue message to its phase handler.
-func (e *Engine) Handle(ctx context.Context, m contracts.Message) error {
+func (e *Engine) Handle(ctx context.Context, m contracts.Message) (err error) {
+	// One span per handler run, a child of the span that sent the message
+	// (the turn's trace, across processes and queues).
+	ctx, span := telemetry.Tracer().Start(telemetry.Extract(ctx, m.Trace), "cairn.phase "+m.Kind, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(attribute.String("cairn.session_id", m.SessionID), attribute.String("cairn.submission_id", m.SubmissionID),
+			attribute.Int("cairn.step", m.Step), attribute.String("cairn.phase", string(m.Phase)), attribute.String("cairn.queue", m.Kind)))
+	defer func() {
+		telemetry.Fail(span, err)
+		span.End()
+	}()
 	switch m.Kind {
 	case contracts.QueueModel:
 		return e.Model(ctx, m)
@@ -154,7 +167,8 @@ func (e *Engine) maxAttempts() int {
 // Enqueue sends the wake-up for sub's current phase to queue kind. A
 // non-empty nonce marks a deliberate re-drive so deduplication keeps it.
 func (e *Engine) Enqueue(ctx context.Context, kind string, sub contracts.Submission, nonce string) error {
-	m := contracts.Message{Kind: kind, SessionID: sub.SessionID, SubmissionID: sub.ID, Step: sub.Step, Phase: sub.Phase, Version: sub.Version, Nonce: nonce}
+	m := contracts.Message{Kind: kind, SessionID: sub.SessionID, SubmissionID: sub.ID, Step: sub.Step, Phase: sub.Phase, Version: sub.Version, Nonce: nonce,
+		Trace: telemetry.Inject(ctx)}
 	if err := e.Queue.Send(ctx, kind, m); err != nil {
 		return fmt.Errorf("enqueueing %s for submission %s: %w", kind, sub.ID, err)
 	}

@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/journal"
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 // Model handles the model phase: lease, stream the model into the stream
@@ -116,8 +122,24 @@ func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contrac
 	}
 	w := &chunkWriter{e: e, sub: sub, key: sub.StreamKey, last: e.now()}
 	w.events = append(w.events, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("step/%d", sub.Step), Type: contracts.EventStep, Step: sub.Step})
+	provider, _, _ := strings.Cut(sess.Spec.Model, ":")
+	ctx, span := telemetry.Tracer().Start(ctx, "cairn.model "+sess.Spec.Model, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("gen_ai.system", provider), attribute.String("gen_ai.request.model", model),
+			attribute.Int("cairn.step", sub.Step), attribute.Int("cairn.attempt", sub.Attempt), attribute.Int("cairn.tools_offered", len(specs))))
+	start := time.Now()
+	first := false
 	resp, err := client.Stream(ctx, contracts.ModelRequest{Model: model, System: sess.Spec.System, Messages: path, Tools: specs, StreamKey: sub.StreamKey},
-		func(ev contracts.ModelEvent) error { return w.add(ctx, ev) })
+		func(ev contracts.ModelEvent) error {
+			if !first {
+				first = true
+				span.SetAttributes(attribute.Int64("cairn.model.ttft_ms", time.Since(start).Milliseconds()))
+			}
+			return w.add(ctx, ev)
+		})
+	span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", resp.Usage.InputTokens), attribute.Int("gen_ai.usage.output_tokens", resp.Usage.OutputTokens),
+		attribute.Int("cairn.model.tool_calls", len(resp.ToolCalls)))
+	telemetry.Fail(span, err)
+	span.End()
 	return resp, w, err
 }
 

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/journal"
 	"github.com/cairnrun/cairn/shared/policy"
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 // Interrupted is the result given to a mutating call that started and left
@@ -280,7 +284,14 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	}
 	call.EffectID = ids.Effect(sub.ID, sub.Step, call.ID)
 	call.SessionID, call.SubmissionID, call.Step = sub.SessionID, sub.ID, sub.Step
+	effect := ts.Effect(call.Name)
+	ctx, span := telemetry.Tracer().Start(ctx, "cairn.tool "+call.Name, trace.WithAttributes(attribute.String("cairn.tool.name", call.Name),
+		attribute.String("cairn.tool.effect", string(effect)), attribute.String("cairn.effect_id", call.EffectID), attribute.String("cairn.call_id", call.ID),
+		attribute.Int("cairn.step", sub.Step)))
 	r, err := ts.Call(ctx, call)
+	span.SetAttributes(attribute.Bool("cairn.tool.is_error", r.IsError))
+	telemetry.Fail(span, err)
+	span.End()
 	if timer != nil {
 		if markLater = timer.Stop(); !markLater {
 			if merr := <-late; merr != nil && err == nil { // written (or not) before the result: events stay in order

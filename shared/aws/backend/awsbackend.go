@@ -26,6 +26,7 @@ import (
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/model/providers/keys"
 	"github.com/cairnrun/cairn/shared/secrets"
+	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/tools"
 )
 
@@ -230,5 +231,14 @@ func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger, ser
 		return nil, err
 	}
 	c.Log, c.Env, c.Serves = log, []string{"PATH=" + getenv("PATH")}, serves
+	// Traces, when the standard OTEL_* variables ask for them; each
+	// handler flushes before its invocation returns (lambdafn).
+	service := getenv("AWS_LAMBDA_FUNCTION_NAME")
+	if service == "" {
+		service = "cairn"
+	}
+	if _, err := telemetry.Setup(ctx, getenv, service); err != nil {
+		return nil, err
+	}
 	return New(ctx, c)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 // APIHandler returns a Lambda handler that serves API Gateway HTTP API
@@ -19,6 +21,7 @@ func APIHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReq
 	proxy := httpadapter.NewV2(h)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		name, err := CallerName(ev.RequestContext)
+		defer telemetry.Flush(ctx) // the process may be frozen once this returns
 		return proxy.ProxyWithContext(context.WithValue(ctx, callerKey{}, caller{name: name, err: err}), ev)
 	}
 }

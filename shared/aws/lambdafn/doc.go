@@ -27,7 +27,7 @@
 // logger, aws-lambda-go's lambdacontext.NewLogHandler, adds the request id
 // to each.
 //
-// It may import shared/contracts, the standard library, aws-lambda-go's
+// It may import shared/contracts, shared/telemetry (a flush before each invocation returns), the standard library, aws-lambda-go's
 // event types and the API Gateway proxy adapter. Nothing it imports talks
 // to AWS.
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 // DeadlineMargin is the time SQSHandler keeps in reserve before the
@@ -55,6 +56,7 @@ func SQSHandler(kind string, handle func(context.Context, contracts.Message) err
 		vis.defaults(kind)
 	}
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+		defer telemetry.Flush(ctx) // the process may be frozen once this returns
 		var resp events.SQSEventResponse
 		var k *keeper
 		fail := func(i int, hide func(events.SQSMessage) time.Duration) (events.SQSEventResponse, error) {

@@ -4,16 +4,16 @@ import "strings"
 
 // Secret-looking variables are matched on the upper-cased name.
 var (
-	secretPrefixes = []string{"CAIRN_", "AWS_"}
+	secretPrefixes = []string{"CAIRN_", "AWS_", "OTEL_"} // OTEL_EXPORTER_OTLP_HEADERS may hold a backend's key
 	secretSuffixes = []string{"_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY", "_SECRET_KEY", "_PRIVATE_KEY"}
-	secretNames    = []string{"API_KEY", "TOKEN", "SECRET", "PASSWORD", "ACCESS_KEY"}
+	secretNames    = []string{"API_KEY", "TOKEN", "SECRET", "PASSWORD", "ACCESS_KEY", "TRACEPARENT", "TRACESTATE"} // the runtime's own trace context: a command gets its call's
 )
 
 // defaultPath is used when the base environment has no PATH.
 const defaultPath = "PATH=/usr/local/bin:/usr/bin:/bin"
 
 // Scrub returns env ("NAME=value" entries) without the runtime's secrets:
-// every CAIRN_* and AWS_* variable and every variable whose name ends with
+// every CAIRN_*, AWS_* and OTEL_* variable, TRACEPARENT and TRACESTATE, and every variable whose name ends with
 // _API_KEY, _TOKEN, _SECRET, _PASSWORD, _ACCESS_KEY, _SECRET_KEY or
 // _PRIVATE_KEY (or is exactly API_KEY, TOKEN, SECRET, PASSWORD, ACCESS_KEY),
 // compared case-insensitively. Malformed entries (no name) are dropped too.

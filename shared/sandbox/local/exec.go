@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"syscall"
 	"time"
@@ -44,7 +45,7 @@ func (l *Sandbox) exec(ctx context.Context, r contracts.ExecRequest) (contracts.
 	if !fi.IsDir() {
 		return contracts.ExecResult{}, fmt.Errorf("exec in %s: not a directory: %w", rel, contracts.ErrInvalid)
 	}
-	return l.run(ctx, []string{l.opts.Shell, "-c", r.Command}, host, r.Stdin, r.Timeout)
+	return l.run(ctx, []string{l.opts.Shell, "-c", r.Command}, host, r.Stdin, r.Timeout, r.Traceparent)
 }
 
 // runScript runs Source with the interpreter for Language ("python" or
@@ -53,14 +54,14 @@ func (l *Sandbox) exec(ctx context.Context, r contracts.ExecRequest) (contracts.
 func (l *Sandbox) runScript(ctx context.Context, r contracts.RunScriptRequest) (contracts.ExecResult, error) {
 	switch r.Language {
 	case "python", "python3":
-		return l.run(ctx, []string{l.opts.Python, "-"}, l.root, r.Source, r.Timeout)
+		return l.run(ctx, []string{l.opts.Python, "-"}, l.root, r.Source, r.Timeout, r.Traceparent)
 	}
 	return contracts.ExecResult{}, fmt.Errorf("run script: unsupported language %q (supported: python): %w", r.Language, contracts.ErrInvalid)
 }
 
 // run starts argv in dir with stdin, waits for it under the timeout and
 // collects capped output.
-func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, timeout time.Duration) (contracts.ExecResult, error) {
+func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, timeout time.Duration, traceparent string) (contracts.ExecResult, error) {
 	if int64(len(stdin)) > l.opts.MaxWrite {
 		return contracts.ExecResult{}, fmt.Errorf("exec: stdin of %d bytes exceeds the %d-byte limit: %w", len(stdin), l.opts.MaxWrite, contracts.ErrTooLarge)
 	}
@@ -110,6 +111,9 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 	reaped := g == nil && l.contain == ContainSubreaper
 	newCmd := func(g *callGroup) *exec.Cmd {
 		cmd := l.command(argv, dir, hg, g, reaped)
+		if traceParent.MatchString(traceparent) {
+			cmd.Env = append(cmd.Env, "TRACEPARENT="+traceparent) // cmd.Env is a clipped copy: this appends to a new array
+		}
 		cmd.Stdout = outW
 		cmd.Stderr = errW
 		if in != nil {
@@ -222,6 +226,9 @@ func (l *Sandbox) run(ctx context.Context, argv []string, dir, stdin string, tim
 	}
 	return res, nil
 }
+
+// traceParent is a W3C traceparent (version 00, lower-case hex).
+var traceParent = regexp.MustCompile(`^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$`)
 
 // command is argv as the sandbox runs it in dir: under the limits wrapper
 // (limits.go), the reaper when reaped, in cgroup g when set, in its own

@@ -262,3 +262,18 @@ func TestNewLocalRoot(t *testing.T) {
 		t.Errorf("empty root: %v", err)
 	}
 }
+
+// A command gets its call's TRACEPARENT, and only a well-formed one.
+func TestExecTraceparent(t *testing.T) {
+	sb := newLocal(t, Options{Env: []string{"PATH=" + os.Getenv("PATH"), "TRACEPARENT=00-runtime-own"}})
+	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, c := range []struct{ give, want string }{{tp, tp}, {"bogus\nX=1", ""}, {"", ""}} {
+		res, err := sb.Exec(t.Context(), contracts.ExecRequest{Command: `printf %s "${TRACEPARENT-}"`, Traceparent: c.give})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Stdout != c.want { // never the runtime's own
+			t.Errorf("Traceparent %q: the command saw %q, want %q", c.give, res.Stdout, c.want)
+		}
+	}
+}

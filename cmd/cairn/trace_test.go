@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+
+	collector "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+// otlpReceiver is an OTLP/HTTP trace endpoint on loopback: it decodes
+// every export (protobuf, as the SDK's exporter sends it) and keeps the
+// spans by name with their trace id and attributes.
+type otlpReceiver struct {
+	mu       sync.Mutex
+	services []string
+	spans    []gotSpan
+}
+
+type gotSpan struct {
+	name    string
+	traceID string
+	attrs   map[string]string
+}
+
+func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req collector.ExportTraceServiceRequest
+	if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
+		http.Error(w, "not an OTLP trace export", http.StatusBadRequest)
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, rs := range req.ResourceSpans {
+		for _, kv := range rs.GetResource().GetAttributes() {
+			if kv.Key == "service.name" {
+				o.services = append(o.services, kv.GetValue().GetStringValue())
+			}
+		}
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				g := gotSpan{name: s.Name, traceID: string(s.TraceId), attrs: map[string]string{}}
+				for _, kv := range s.Attributes {
+					g.attrs[kv.Key] = kv.GetValue().GetStringValue()
+				}
+				o.spans = append(o.spans, g)
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	b, _ := proto.Marshal(&collector.ExportTraceServiceResponse{})
+	_, _ = w.Write(b)
+}
+
+// TestDevExportsATurnAsOneTrace: `cairn dev --otlp URL` exports a turn's
+// spans over OTLP/HTTP (flushed when it stops), all in one trace.
+func TestDevExportsATurnAsOneTrace(t *testing.T) {
+	recv := &otlpReceiver{}
+	srv := httptest.NewServer(recv)
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	data := t.TempDir()
+	d := startDev(t, data, "--otlp", srv.URL)
+	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	su, err := d.cl.submit(ctx, s.ID, "do the demo", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitDone(t, ctx, d.cl, s.ID, su.ID); got.Phase != contracts.PhaseCommitted {
+		t.Fatalf("%s %s", got.Phase, got.Error)
+	}
+	// A graceful stop flushes what the batcher holds.
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.cmd.Wait()
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	if !slices.Contains(recv.services, "cairn-dev") {
+		t.Errorf("service names %v, want cairn-dev", recv.services)
+	}
+	traces := map[string]bool{}
+	var names []string
+	for _, sp := range recv.spans {
+		if sp.attrs["cairn.submission_id"] == su.ID || (sp.name == "cairn.accept" && sp.attrs["cairn.session_id"] == s.ID) {
+			traces[sp.traceID] = true
+			names = append(names, sp.name)
+		}
+	}
+	if len(traces) != 1 {
+		t.Fatalf("the turn's spans are in %d traces, want 1: %v", len(traces), names)
+	}
+	for _, want := range []string{"cairn.accept", "cairn.phase model", "cairn.phase tools", "cairn.phase commit"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no %s span exported: %v", want, names)
+		}
+	}
+	tools := 0
+	for _, sp := range recv.spans {
+		if traces[sp.traceID] && sp.attrs["cairn.tool.name"] != "" {
+			tools++
+		}
+	}
+	if tools != 4 {
+		t.Errorf("%d tool spans in the turn's trace, want the demo's 4", tools)
+	}
+}
