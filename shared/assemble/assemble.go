@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/api"
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/repair"
 	"github.com/cairnrun/cairn/shared/turn"
 	"github.com/cairnrun/cairn/shared/worker"
@@ -66,6 +67,8 @@ type Config struct {
 	Scheduler contracts.Scheduler
 	// MCPServer serves the API's /v1/mcp (serve.Handler); nil = not served.
 	MCPServer api.MCPHandler
+	// Prices estimate turns' costs (nil: the repository's table).
+	Prices *pricing.Table
 }
 
 // Runtime is an assembled cairn: the ports and configuration it was built
@@ -108,7 +111,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	}
 	rt.Engine = &turn.Engine{Deps: turn.Deps{
 		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q, Batch: batch, Ack: worker.Ack, Chain: worker.Chainer{},
-		Models: rt.resolve, Registry: p.Registry, MCP: p.MCP, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
+		Models: rt.resolve, Registry: p.Registry, MCP: p.MCP, Prices: cfg.Prices, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
 		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, FlushEvery: cfg.FlushEvery, MaxAttempts: cfg.MaxAttempts,
 	}}
 	queues := []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit}

@@ -24,6 +24,14 @@ func (p Phase) Terminal() bool {
 	return p == PhaseCommitted || p == PhaseFailed || p == PhaseCancelled
 }
 
+// Cost is an estimate of what a turn cost (shared/pricing): its model
+// tokens × the price table dated Prices. Model is in Currency units.
+type Cost struct {
+	Currency string  `json:"currency"`
+	Model    float64 `json:"model"`
+	Prices   string  `json:"prices"` // the price table's date
+}
+
 // Usage counts model tokens.
 type Usage struct {
 	InputTokens  int `json:"input_tokens"`
@@ -85,7 +93,9 @@ type Submission struct {
 	Result         string     `json:"result,omitempty"`
 	Error          string     `json:"error,omitempty"`
 	Usage          Usage      `json:"usage"`
-	StartedAt      time.Time  `json:"started_at,omitempty"`
+	// Cost estimates Usage's price (nil: no price for the session's model).
+	Cost      *Cost     `json:"cost,omitempty"`
+	StartedAt time.Time `json:"started_at,omitempty"`
 	// ParkedAt is when the turn parked for an approval decision (zero
 	// while not parked); ParkedNanos sums the time it spent parked before.
 	// Parked time is not run time: Limits.MaxWallSeconds counts neither.

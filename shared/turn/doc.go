@@ -11,6 +11,7 @@
 // returns an error only when the message should be delivered again.
 //
 // It may import shared/contracts, shared/ids, shared/journal, shared/policy,
+// shared/pricing (a turn's estimated cost),
 // shared/telemetry (a turn is one trace: spans per phase, model call and
 // tool call), the OpenTelemetry API and the standard library.
 //

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
@@ -82,6 +83,9 @@ type Deps struct {
 	// text_delta event per flush); 0 = FlushEvery (50 ms). Each flush is a
 	// write: a store that prices writes (DynamoDB) flushes less often.
 	FlushEvery time.Duration
+	// Prices estimate each turn's cost as its usage grows
+	// (Submission.Cost); nil = the repository's table (pricing.Default).
+	Prices *pricing.Table
 	// StartedAfter is how long a read-only tool call runs before its
 	// started marker is written; a quicker one's goes with its result. 0 =
 	// DefaultStartedAfter.
@@ -137,6 +141,17 @@ func (e *Engine) log() *slog.Logger {
 }
 
 func (e *Engine) now() time.Time { return e.Clock.Now() }
+
+var defaultPrices = pricing.Default()
+
+// cost is the estimate of usage on the session's model.
+func (e *Engine) cost(model string, u contracts.Usage) *contracts.Cost {
+	t := &defaultPrices
+	if e.Prices != nil {
+		t = e.Prices
+	}
+	return t.Cost(model, u)
+}
 
 // invocation is the lease owner of one handler run: the process owner plus
 // a random suffix, so two concurrent runs in one process (two deliveries of

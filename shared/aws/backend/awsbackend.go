@@ -25,6 +25,7 @@ import (
 	"github.com/cairnrun/cairn/shared/dumpable"
 	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/model/providers/keys"
+	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/secrets"
 	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/tools"
@@ -203,6 +204,13 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 	}
 	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def,
 		FlushEvery: StreamFlushEvery, MCPServer: c.Serves.MCPServer}
+	if c.Getenv != nil {
+		prices, err := pricing.FromEnv(c.Getenv) // CAIRN_PRICES over the repository's table
+		if err != nil {
+			return nil, fmt.Errorf("aws backend: %w", err)
+		}
+		rc.Prices = &prices
+	}
 	if err := workflowPorts(c, awsCfg, store, &ports, &rc); err != nil {
 		return nil, fmt.Errorf("aws backend: %w", err)
 	}

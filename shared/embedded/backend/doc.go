@@ -7,7 +7,7 @@
 // and re-drives every unfinished submission at once.
 //
 // It may import shared/assemble, shared/contracts, shared/dumpable, shared/embedded/sqlite,
-// shared/ids, shared/mcp, shared/mcp/serve, shared/model/providers, shared/model/scripted,
+// shared/ids, shared/mcp, shared/mcp/serve, shared/pricing, shared/model/providers, shared/model/scripted,
 // shared/sandbox/local, shared/sandbox/placement, shared/sandbox/proc,
 // shared/sandbox/snapshot (the snapshot store of ephemeral workspaces),
 // shared/secrets, shared/tools, shared/workflow/isolate, the standard

@@ -23,6 +23,7 @@ import (
 	"github.com/cairnrun/cairn/shared/mcp/serve"
 	"github.com/cairnrun/cairn/shared/model/providers"
 	"github.com/cairnrun/cairn/shared/model/scripted"
+	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
 	"github.com/cairnrun/cairn/shared/sandbox/proc"
@@ -144,6 +145,14 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 	}
 	rc := cfg.Runtime
 	rc.Owner = "boot_" + ids.RandomHex(6)
+	if rc.Prices == nil && cfg.Getenv != nil {
+		prices, err := pricing.FromEnv(cfg.Getenv) // CAIRN_PRICES over the repository's table
+		if err != nil {
+			ports.Close()
+			return nil, err
+		}
+		rc.Prices = &prices
+	}
 	if rc.MCPServer == nil {
 		rc.MCPServer = func(call func(*http.Request) (*http.Response, error)) http.Handler {
 			return serve.Handler(call, MCPMaxWait)

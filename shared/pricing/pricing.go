@@ -1,0 +1,101 @@
+package pricing
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+)
+
+//go:embed prices.json
+var defaultTable []byte
+
+// EnvPrices names a JSON file of the same shape as prices.json whose
+// entries replace (or add to) the repository's; its date, when set, is
+// the table's.
+const EnvPrices = "CAIRN_PRICES"
+
+// Price is one model's list price per million tokens.
+type Price struct {
+	InputPerMTok  float64 `json:"input_per_mtok"`
+	OutputPerMTok float64 `json:"output_per_mtok"`
+}
+
+// Table is a dated price list by model ("provider:model", or a pattern
+// with * matching any run of characters).
+type Table struct {
+	Date     string           `json:"date"`
+	Currency string           `json:"currency"`
+	Models   map[string]Price `json:"models"`
+}
+
+// Default is the repository's table.
+func Default() Table {
+	var t Table
+	if err := json.Unmarshal(defaultTable, &t); err != nil {
+		panic("pricing: prices.json: " + err.Error()) // embedded: a test reads it
+	}
+	return t
+}
+
+// FromEnv is Default with the entries of the file EnvPrices names over it
+// (none set: Default).
+func FromEnv(getenv func(string) string) (Table, error) {
+	t := Default()
+	p := getenv(EnvPrices)
+	if p == "" {
+		return t, nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return t, fmt.Errorf("%s: %w", EnvPrices, err)
+	}
+	var over Table
+	if err := json.Unmarshal(b, &over); err != nil {
+		return t, fmt.Errorf("%s %s: not a price table: %w", EnvPrices, p, err)
+	}
+	for k, v := range over.Models {
+		if v.InputPerMTok < 0 || v.OutputPerMTok < 0 || math.IsNaN(v.InputPerMTok+v.OutputPerMTok) || math.IsInf(v.InputPerMTok+v.OutputPerMTok, 0) {
+			return t, fmt.Errorf("%s %s: %s: prices must be finite and non-negative", EnvPrices, p, k)
+		}
+		t.Models[k] = v
+	}
+	if over.Date != "" {
+		t.Date = over.Date
+	}
+	return t, nil
+}
+
+// Lookup finds model's price: an exact entry, else the longest matching
+// pattern.
+func (t Table) Lookup(model string) (Price, bool) {
+	if p, ok := t.Models[model]; ok {
+		return p, true
+	}
+	best, found := -1, Price{}
+	for k, p := range t.Models {
+		if !strings.Contains(k, "*") {
+			continue
+		}
+		if ok, _ := path.Match(k, model); ok && len(k) > best {
+			best, found = len(k), p
+		}
+	}
+	return found, best >= 0
+}
+
+// Cost is the estimate of usage on model (nil: the table has no price
+// for it). Amounts are rounded to a millionth of the currency unit.
+func (t Table) Cost(model string, u contracts.Usage) *contracts.Cost {
+	p, ok := t.Lookup(model)
+	if !ok {
+		return nil
+	}
+	amount := (float64(u.InputTokens)*p.InputPerMTok + float64(u.OutputTokens)*p.OutputPerMTok) / 1e6
+	return &contracts.Cost{Currency: t.Currency, Model: math.Round(amount*1e6) / 1e6, Prices: t.Date}
+}
