@@ -7,7 +7,7 @@ SHELL   := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 DEMO    ?= .cairn/demo
 
-.PHONY: build run test bench vet fmt clean functions coldstart moto-start moto-stop localstack-start localstack-stop
+.PHONY: build run test bench trace-check vet fmt clean functions coldstart moto-start moto-stop localstack-start localstack-stop
 FUNCTIONS := api model tools commit repair workflow isolate sandboxd
 
 build:
@@ -36,6 +36,10 @@ bench:
 	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/aws/backend/ | tee -a bench.log
 	$(GO) test -run '^$$' -bench FanOut1000OnEndpoint -benchtime 1x -count 1 -timeout 60m ./shared/aws/backend/ | tee -a bench.log
 	@scripts/bench-summary.sh bench.log
+
+## trace-check: a turn seen by a real trace backend — Jaeger v2 (built once into .tools by scripts/jaeger.sh, minutes) on loopback, cairn dev --otlp, one trace with every phase in order
+trace-check:
+	JAEGER_BIN=$$(scripts/jaeger.sh) $(GO) test -tags tracecheck -run TestJaegerSeesATurn -count=1 -v ./cmd/cairn/
 
 ## functions: cross-build every Lambda (provided.al2023/arm64) and the sandboxd container binary into dist/<name>/bootstrap + dist/<name>.zip
 functions:

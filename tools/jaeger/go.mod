@@ -1,0 +1,3 @@
+module github.com/cairnrun/cairn/tools/jaeger
+
+go 1.26
