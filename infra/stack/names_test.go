@@ -141,6 +141,7 @@ func TestStackSetsWhatTheRuntimeReads(t *testing.T) {
 	unset := map[string]string{
 		"CAIRN_AWS_ENDPOINT":   "tests: the LocalStack/moto endpoint",
 		"CAIRN_SANDBOX_RUN_AS": "cairn dev only (the local kind run as root); on AWS sandboxd takes SANDBOXD_RUN_AS from its image and task definition",
+		"CAIRN_PRICES":         "optional: a price table file over the repository's (shared/pricing); the stack's functions use the repository's table",
 	}
 	set := map[string]bool{}
 	for _, tp := range all(t) {
