@@ -28,13 +28,13 @@ type usageSum struct {
 }
 
 func (u *usageSum) add(x contracts.Submission) {
+	if u.Cost == nil {
+		u.Cost = map[string]float64{}
+	}
 	u.Turns++
 	u.Usage.InputTokens += x.Usage.InputTokens
 	u.Usage.OutputTokens += x.Usage.OutputTokens
 	if x.Cost != nil {
-		if u.Cost == nil {
-			u.Cost = map[string]float64{}
-		}
 		u.Cost[x.Cost.Currency] += x.Cost.Model
 	}
 }
@@ -93,7 +93,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	resp := usageResponse{Principal: who, From: from, To: to, ByPrincipal: map[string]usageSum{}, Sessions: []sessionUsage{}}
+	resp := usageResponse{Principal: who, From: from, To: to, Total: usageSum{Cost: map[string]float64{}}, ByPrincipal: map[string]usageSum{}, Sessions: []sessionUsage{}}
 	if len(sessions) > MaxUsageSessions {
 		sessions, resp.Truncated = sessions[:MaxUsageSessions], true
 	}
@@ -103,7 +103,7 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		su := sessionUsage{ID: sess.ID, Owner: sess.Owner}
+		su := sessionUsage{ID: sess.ID, Owner: sess.Owner, usageSum: usageSum{Cost: map[string]float64{}}}
 		for _, x := range subs {
 			if x.CreatedAt.Before(from) || x.CreatedAt.After(to) {
 				continue

@@ -66,7 +66,10 @@ func (c *Connector) callInSandbox(ctx context.Context, call contracts.MCPCall, a
 	}
 	out := result(&res)
 	if resp.ToolsMayChange { // its tools may have changed: compare its list with the pin
-		if list, err := host.MCP(ctx, contracts.MCPRequest{Command: s.Command, Method: contracts.MCPListTools}); err == nil {
+		lctx, cancel := context.WithTimeout(ctx, c.listTimeout()) // a server that does not answer does not hold the call
+		list, err := host.MCP(lctx, contracts.MCPRequest{Command: s.Command, Method: contracts.MCPListTools})
+		cancel()
+		if err == nil {
 			var lr sdk.ListToolsResult
 			if json.Unmarshal(list.Result, &lr) == nil {
 				out.Content += changed(s, call.Pinned, lr.Tools)

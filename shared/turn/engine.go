@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -108,6 +109,11 @@ type Engine struct {
 
 	paths pathCache // the latest transcript path per session (paths.go)
 	specs specCache // the immutable part of recent sessions (specs.go)
+	// pinning holds the sessions whose stdio MCP servers this process is
+	// listing now (pinForModel): a second message for one of them — a
+	// redelivery, a repair's re-drive — is put back instead of holding
+	// another worker while the first waits for the server.
+	pinning sync.Map
 }
 
 // Handle dispatches a queue message to its phase handler.

@@ -221,6 +221,10 @@ func (e *Engine) pinForModel(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return err
 	}
+	if _, busy := e.pinning.LoadOrStore(sess.ID, true); busy {
+		return fmt.Errorf("the MCP servers of session %s are being listed by another worker of this process: %w", sess.ID, contracts.ErrUnavailable)
+	}
+	defer e.pinning.Delete(sess.ID)
 	if _, err := e.pinInSandbox(ctx, sess); err != nil {
 		var place *placeError
 		if errors.As(err, &place) || ctx.Err() != nil {

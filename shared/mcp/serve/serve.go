@@ -203,8 +203,29 @@ func required(fields ...string) error {
 	return nil
 }
 
+// ids refuses ids that are path steps ("." and ".."): they would name
+// another route, not a record.
+func ids(fields ...string) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if v := fields[i+1]; v == "." || v == ".." {
+			return fmt.Errorf("%s %q is not an id", fields[i], v)
+		}
+	}
+	return nil
+}
+
+// MaxPromptBytes is the API's bound on a prompt, checked before a new
+// session is made for it (a refused prompt leaves no empty session).
+const MaxPromptBytes = 256 << 10
+
 func (s *tools) runAgent(ctx context.Context, req *sdk.CallToolRequest, in RunAgentIn) (*sdk.CallToolResult, Turn, error) {
 	if err := required("prompt", in.Prompt); err != nil {
+		return nil, Turn{}, err
+	}
+	if len(in.Prompt) > MaxPromptBytes {
+		return nil, Turn{}, fmt.Errorf("prompt is %d bytes, limit %d", len(in.Prompt), MaxPromptBytes)
+	}
+	if err := ids("session_id", in.SessionID); err != nil {
 		return nil, Turn{}, err
 	}
 	wait, err := s.wait(in.WaitSeconds)
@@ -241,6 +262,9 @@ func (s *tools) getResult(ctx context.Context, req *sdk.CallToolRequest, in Turn
 	if err := required("session_id", in.SessionID, "submission_id", in.SubmissionID); err != nil {
 		return nil, Turn{}, err
 	}
+	if err := ids("session_id", in.SessionID, "submission_id", in.SubmissionID); err != nil {
+		return nil, Turn{}, err
+	}
 	wait, err := s.wait(in.WaitSeconds)
 	if err != nil {
 		return nil, Turn{}, err
@@ -250,6 +274,9 @@ func (s *tools) getResult(ctx context.Context, req *sdk.CallToolRequest, in Turn
 
 func (s *tools) approve(ctx context.Context, req *sdk.CallToolRequest, in ApproveIn) (*sdk.CallToolResult, Turn, error) {
 	if err := required("session_id", in.SessionID, "approval_id", in.ApprovalID, "decision", in.Decision); err != nil {
+		return nil, Turn{}, err
+	}
+	if err := ids("session_id", in.SessionID, "approval_id", in.ApprovalID, "submission_id", in.SubmissionID); err != nil {
 		return nil, Turn{}, err
 	}
 	d := contracts.Decision(in.Decision)
@@ -273,6 +300,9 @@ func (s *tools) cancelTurn(ctx context.Context, req *sdk.CallToolRequest, in Can
 	if err := required("session_id", in.SessionID, "submission_id", in.SubmissionID); err != nil {
 		return nil, Turn{}, err
 	}
+	if err := ids("session_id", in.SessionID, "submission_id", in.SubmissionID); err != nil {
+		return nil, Turn{}, err
+	}
 	sub, err := s.cancel(ctx, in.SessionID, in.SubmissionID, in.Reason)
 	if err != nil {
 		return nil, Turn{}, err
@@ -283,6 +313,9 @@ func (s *tools) cancelTurn(ctx context.Context, req *sdk.CallToolRequest, in Can
 
 func (s *tools) runWorkflow(ctx context.Context, req *sdk.CallToolRequest, in RunWorkflowIn) (*sdk.CallToolResult, Run, error) {
 	if err := required("workflow_id", in.WorkflowID); err != nil {
+		return nil, Run{}, err
+	}
+	if err := ids("workflow_id", in.WorkflowID, "run_id", in.RunID); err != nil {
 		return nil, Run{}, err
 	}
 	wait, err := s.wait(in.WaitSeconds)
@@ -312,11 +345,22 @@ func textResult(text string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}
 }
 
+// MaxBody bounds a /v1/mcp request body, as the API bounds every body.
+const MaxBody = 1 << 20
+
 // Handler serves cairn as an MCP server over Streamable HTTP, stateless
 // (any process answers any request, and a request's progress
 // notifications stream on its own response), its tools calling the API
 // through call; it is api.MCPHandler with maxWait bound.
 func Handler(call func(*http.Request) (*http.Response, error), maxWait time.Duration) http.Handler {
 	srv := New(Config{API: call, MaxWait: maxWait})
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true})
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
+		Stateless: true,
+		// The API's own bound on a body.
+		MaxRequestBodyBytes: MaxBody,
+		// Every request is authenticated (bearer token, IAM or JWT), so a
+		// DNS-rebound page has no credentials to send; behind a reverse
+		// proxy the Host is not loopback and must not be refused.
+		DisableLocalhostProtection: true,
+	})
 }

@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/mcp/serve"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
@@ -229,6 +230,9 @@ func TestBadCalls(t *testing.T) {
 		{"cancel", map[string]any{"session_id": "ses_missing", "submission_id": "sub_missing"}, "404"},
 		{"run_workflow", map[string]any{"workflow_id": "wf_missing"}, "404 not_found"},
 		{"run_workflow", map[string]any{"workflow_id": "w", "run_id": "r", "input": 1}, "leave them out"},
+		{"get_result", map[string]any{"session_id": "..", "submission_id": "x"}, "is not an id"},
+		{"cancel", map[string]any{"session_id": "s", "submission_id": "."}, "is not an id"},
+		{"run_agent", map[string]any{"prompt": strings.Repeat("p", 300<<10)}, "limit"},
 	} {
 		res, err := w.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
 		if err != nil {
@@ -236,7 +240,49 @@ func TestBadCalls(t *testing.T) {
 			continue
 		}
 		if !res.IsError || !strings.Contains(text(res), c.want) {
-			t.Errorf("%s %v: %q (error %v), want an error saying %q", c.tool, c.args, text(res), res.IsError, c.want)
+			t.Errorf("%s %v: %q (error %v), want an error saying %q", c.tool, c.args, clip(text(res)), res.IsError, c.want)
 		}
+	}
+	// Nothing a refused call asked for was made: no session.
+	if ss, err := w.h.Store.ListSessions(context.Background(), "", 0); err != nil || len(ss) != 0 {
+		t.Fatalf("refused calls left %d sessions (%v)", len(ss), err)
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// A body over the API's bound is refused before it is read whole, and a
+// request through a proxy (a Host that is not loopback) is served.
+func TestHTTPBounds(t *testing.T) {
+	w := newWorld(t)
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_result","arguments":{"session_id":"` + strings.Repeat("s", serve.MaxBody) + `"}}}`
+	req, _ := http.NewRequest("POST", w.url+"/v1/mcp", strings.NewReader(big))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a %d-byte body: %d, want 413", len(big), resp.StatusCode)
+	}
+	small := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	req, _ = http.NewRequest("POST", w.url+"/v1/mcp", strings.NewReader(small))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Host = "cairn.example.com" // as a reverse proxy forwards it
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("through a proxy: %d, want 200", resp.StatusCode)
 	}
 }

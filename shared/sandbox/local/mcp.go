@@ -36,6 +36,11 @@ var _ contracts.MCPHost = (*Sandbox)(nil)
 // handshake (a first `npx -y …` downloads the package).
 const MCPStartTimeout = 3 * time.Minute
 
+// MCPIdleTimeout stops a stdio server no request used for that long (the
+// next request starts it again): servers of finished sessions do not
+// live on. A variable for tests.
+var MCPIdleTimeout = 10 * time.Minute
+
 // stderrTail is how much of a server's stderr is kept.
 const stderrTail = 4 << 10
 
@@ -54,6 +59,7 @@ type stdioServer struct {
 	exited chan struct{} // closed when its process has exited
 	stop   func()        // kills it and everything it started
 	stderr *tail
+	idle   *time.Timer // stops it after MCPIdleTimeout without a request
 }
 
 // MCP serves one request to the stdio server r.Command, starting it first
@@ -168,7 +174,24 @@ func (h *mcpHost) server(ctx context.Context, l *Sandbox, command []string) (*st
 	if s.err != nil {
 		return nil, s.err
 	}
+	h.mu.Lock()
+	if s.idle == nil {
+		s.idle = time.AfterFunc(MCPIdleTimeout, func() { h.evict(key, s) })
+	} else {
+		s.idle.Reset(MCPIdleTimeout)
+	}
+	h.mu.Unlock()
 	return s, nil
+}
+
+// evict stops s, idle, unless a newer server replaced it.
+func (h *mcpHost) evict(key string, s *stdioServer) {
+	h.mu.Lock()
+	if h.servers[key] == s {
+		delete(h.servers, key)
+	}
+	h.mu.Unlock()
+	s.stop()
 }
 
 // close stops every server (and, when final, refuses new ones).
@@ -181,6 +204,11 @@ func (h *mcpHost) close(final bool) {
 	for _, s := range servers {
 		<-s.ready
 		if s.err == nil {
+			h.mu.Lock()
+			if s.idle != nil {
+				s.idle.Stop()
+			}
+			h.mu.Unlock()
 			s.stop()
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/testkit/mcptest"
@@ -127,5 +128,30 @@ func TestMCPBadRequests(t *testing.T) {
 	_, err = sb.MCP(context.Background(), contracts.MCPRequest{Command: []string{"sh", "-c", "echo not a server >&2; exit 3"}, Method: contracts.MCPListTools})
 	if !errors.Is(err, contracts.ErrUnavailable) || !strings.Contains(err.Error(), "not a server") {
 		t.Fatalf("a command that is no server: %v, want ErrUnavailable quoting its stderr", err)
+	}
+}
+
+// TestMCPIdleServerStops: a server no request used for MCPIdleTimeout is
+// stopped (its process exits); the next request starts a new one.
+func TestMCPIdleServerStops(t *testing.T) {
+	was := MCPIdleTimeout
+	MCPIdleTimeout = 50 * time.Millisecond
+	t.Cleanup(func() { MCPIdleTimeout = was })
+	sb := newLocal(t, Options{Env: []string{"PATH=" + os.Getenv("PATH")}})
+	t.Cleanup(sb.CloseMCP)
+	pid, _ := strconv.Atoi(firstText(mcpCall(t, sb, "pid", `{}`)))
+	// Wait for the exit itself (the bound only ends a failing run).
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	end := time.After(time.Minute)
+	for syscall.Kill(pid, 0) == nil {
+		select {
+		case <-tick.C:
+		case <-end:
+			t.Fatalf("idle server %d still running", pid)
+		}
+	}
+	if again, _ := strconv.Atoi(firstText(mcpCall(t, sb, "pid", `{}`))); again == 0 || again == pid {
+		t.Fatalf("after the idle stop: pid %d (was %d)", again, pid)
 	}
 }
