@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -13,11 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/cairnrun/cairn/shared/contracts"
 )
 
 // TestJaegerSeesATurn (make trace-check; JAEGER_BIN from scripts/jaeger.sh):
@@ -64,22 +60,7 @@ exporters:
 		return err == nil && resp.StatusCode == 200
 	})
 
-	ctx := context.Background()
-	data := t.TempDir()
-	d := startDev(t, data, "--otlp", "http://"+otlp)
-	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	su, err := d.cl.submit(ctx, s.ID, "do the demo", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := waitDone(t, ctx, d.cl, s.ID, su.ID); got.Phase != contracts.PhaseCommitted {
-		t.Fatalf("%s %s", got.Phase, got.Error)
-	}
-	_ = d.cmd.Process.Signal(syscall.SIGTERM) // flushes its spans
-	_ = d.cmd.Wait()
+	_, su := tracedDemo(t, "http://"+otlp)
 
 	type span struct {
 		SpanID        string `json:"spanID"`

@@ -61,15 +61,13 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
-// TestDevExportsATurnAsOneTrace: `cairn dev --otlp URL` exports a turn's
-// spans over OTLP/HTTP (flushed when it stops), all in one trace.
-func TestDevExportsATurnAsOneTrace(t *testing.T) {
-	recv := &otlpReceiver{}
-	srv := httptest.NewServer(recv)
-	t.Cleanup(srv.Close)
+// tracedDemo runs the scripted demo turn on a `cairn dev --otlp endpoint`
+// and stops it gracefully, which flushes what its span batcher holds; it
+// returns the turn's session and submission.
+func tracedDemo(t *testing.T, endpoint string) (contracts.Session, contracts.Submission) {
+	t.Helper()
 	ctx := context.Background()
-	data := t.TempDir()
-	d := startDev(t, data, "--otlp", srv.URL)
+	d := startDev(t, t.TempDir(), "--otlp", endpoint)
 	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
 	if err != nil {
 		t.Fatal(err)
@@ -81,11 +79,20 @@ func TestDevExportsATurnAsOneTrace(t *testing.T) {
 	if got := waitDone(t, ctx, d.cl, s.ID, su.ID); got.Phase != contracts.PhaseCommitted {
 		t.Fatalf("%s %s", got.Phase, got.Error)
 	}
-	// A graceful stop flushes what the batcher holds.
 	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	_ = d.cmd.Wait()
+	return s.Session, su
+}
+
+// TestDevExportsATurnAsOneTrace: `cairn dev --otlp URL` exports a turn's
+// spans over OTLP/HTTP (flushed when it stops), all in one trace.
+func TestDevExportsATurnAsOneTrace(t *testing.T) {
+	recv := &otlpReceiver{}
+	srv := httptest.NewServer(recv)
+	t.Cleanup(srv.Close)
+	s, su := tracedDemo(t, srv.URL)
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
 	if !slices.Contains(recv.services, "cairn-dev") {

@@ -163,18 +163,7 @@ func TestMCPStdioServerInTheSandbox(t *testing.T) {
 	t.Cleanup(func() { _ = h.RT.Ports.Sandboxes.Release(context.Background(), sess.ID) }) // stops its server
 	// The server is this test binary, put in the workspace (the commands'
 	// user can run it there).
-	ws := filepath.Join(h.SandboxDir, sess.ID)
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	exe, _ := os.Executable()
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "kit-server"), b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mcptest.InstallStdio(t, filepath.Join(h.SandboxDir, sess.ID), "kit-server")
 	run := func(rt *assemble.Runtime, prompt string) []string {
 		t.Helper()
 		sub, _, err := rt.Engine.Accept(context.Background(), sess.ID, prompt, "")

@@ -46,17 +46,7 @@ func TestStdioMCPServerOnTheServerlessShape(t *testing.T) {
 	sid := sess["id"].(string)
 	// The server is this test binary, in the workspace.
 	ws := filepath.Join(s.cfg.SandboxDir, sid)
-	exe, _ := os.Executable()
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "kit-server"), b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	mcptest.InstallStdio(t, ws, "kit-server")
 	t.Cleanup(func() { _ = s.rt.Ports.Sandboxes.Release(context.Background(), sid) })
 	code, su := s.call("POST", "/v1/sessions/"+sid+"/submissions", map[string]string{"prompt": `mcp__kit__append {"line":"from lambda"}`}, nil)
 	if code != http.StatusAccepted {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,4 +91,26 @@ func ServeStdioIfAsked() {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// InstallStdio copies this test binary into dir (a session's workspace,
+// made if missing) as name, runnable by the sandbox's user, and returns
+// the server's command relative to the workspace ("./name", StdioArg).
+func InstallStdio(t testing.TB, dir, name string) []string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"./" + name, StdioArg}
 }
