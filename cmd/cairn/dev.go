@@ -37,7 +37,7 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	stuck := fs.Duration("stuck-after", time.Minute, "repair re-drives a submission, and wakes a workflow run, idle this long")
 	repairEvery := fs.Duration("repair-every", 5*time.Second, "repair ticker period")
 	kind := fs.String("sandbox", "local", "default sandbox of a session: local (a directory) or process (sandboxd on loopback, as on Fargate)")
-	otlp := fs.String("otlp", "", "export traces over OTLP/HTTP to this endpoint (e.g. http://127.0.0.1:4318; default: OTEL_EXPORTER_OTLP_ENDPOINT)")
+	otlp := fs.String("otlp", "", "export traces and metrics over OTLP/HTTP to this endpoint (e.g. http://127.0.0.1:4318; default: OTEL_EXPORTER_OTLP_ENDPOINT)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

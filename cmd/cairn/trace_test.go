@@ -10,19 +10,22 @@ import (
 	"syscall"
 	"testing"
 
+	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collector "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
-// otlpReceiver is an OTLP/HTTP trace endpoint on loopback: it decodes
-// every export (protobuf, as the SDK's exporter sends it) and keeps the
-// spans by name with their trace id and attributes.
+// otlpReceiver is an OTLP/HTTP trace and metric endpoint on loopback: it
+// decodes every export (protobuf, as the SDK's exporters send it) and
+// keeps the spans by name with their trace id and attributes, and the
+// names of the metrics with data points.
 type otlpReceiver struct {
 	mu       sync.Mutex
 	services []string
 	spans    []gotSpan
+	metrics  map[string]int // data points by metric name
 }
 
 type gotSpan struct {
@@ -33,6 +36,10 @@ type gotSpan struct {
 
 func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	if r.URL.Path == "/v1/metrics" {
+		o.serveMetrics(w, body)
+		return
+	}
 	var req collector.ExportTraceServiceRequest
 	if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, &req) != nil {
 		http.Error(w, "not an OTLP trace export", http.StatusBadRequest)
@@ -58,6 +65,29 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	b, _ := proto.Marshal(&collector.ExportTraceServiceResponse{})
+	_, _ = w.Write(b)
+}
+
+func (o *otlpReceiver) serveMetrics(w http.ResponseWriter, body []byte) {
+	var req collectormetrics.ExportMetricsServiceRequest
+	if proto.Unmarshal(body, &req) != nil {
+		http.Error(w, "not an OTLP metric export", http.StatusBadRequest)
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.metrics == nil {
+		o.metrics = map[string]int{}
+	}
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				o.metrics[m.Name] += len(m.GetHistogram().GetDataPoints()) + len(m.GetSum().GetDataPoints())
+			}
+		}
+	}
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	b, _ := proto.Marshal(&collectormetrics.ExportMetricsServiceResponse{})
 	_, _ = w.Write(b)
 }
 
@@ -87,7 +117,8 @@ func tracedDemo(t *testing.T, endpoint string) (contracts.Session, contracts.Sub
 }
 
 // TestDevExportsATurnAsOneTrace: `cairn dev --otlp URL` exports a turn's
-// spans over OTLP/HTTP (flushed when it stops), all in one trace.
+// spans over OTLP/HTTP (flushed when it stops), all in one trace, and the
+// metrics the turn recorded.
 func TestDevExportsATurnAsOneTrace(t *testing.T) {
 	recv := &otlpReceiver{}
 	srv := httptest.NewServer(recv)
@@ -122,5 +153,10 @@ func TestDevExportsATurnAsOneTrace(t *testing.T) {
 	}
 	if tools != 4 {
 		t.Errorf("%d tool spans in the turn's trace, want the demo's 4", tools)
+	}
+	for _, want := range []string{"cairn.phase.duration", "cairn.queue.age", "cairn.model.latency", "cairn.model.tokens", "cairn.tool.duration", "cairn.turns"} {
+		if recv.metrics[want] == 0 {
+			t.Errorf("no data points of %s exported: %v", want, recv.metrics)
+		}
 	}
 }

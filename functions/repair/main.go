@@ -2,8 +2,8 @@
 // stuck submissions, turns dead-lettered messages into FAILED and wakes
 // stuck workflow runs.
 //
-// It may import shared/aws/backend, shared/repair, the standard library and
-// aws-lambda-go.
+// It may import shared/aws/backend, shared/aws/lambdafn, shared/repair, the
+// standard library and aws-lambda-go.
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
+	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/repair"
 )
 
@@ -27,5 +28,5 @@ func main() {
 		os.Exit(1)
 	}
 	// Invoked once a minute; a pass every repair.DefaultPassEvery within it.
-	lambda.Start(func(ctx context.Context) (repair.Report, error) { return rt.Repair.Passes(ctx, 0) })
+	lambda.Start(lambdafn.Scheduled("repair", func(ctx context.Context) (repair.Report, error) { return rt.Repair.Passes(ctx, 0) }))
 }

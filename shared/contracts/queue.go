@@ -34,6 +34,9 @@ type Message struct {
 	// phase's span continues the turn's trace (not part of DedupID: two
 	// senders of one state are still one message).
 	Trace string `json:"traceparent,omitempty"`
+	// SentAt is when it was sent (the sender's clock; the queue-age
+	// metric), not part of DedupID either.
+	SentAt time.Time `json:"sent_at,omitzero"`
 }
 
 // Delivery is a received message with its receipt.

@@ -159,6 +159,7 @@ func (r *Repairer) one(ctx context.Context, sub contracts.Submission, rep *Repor
 				attribute.String("cairn.repair.state", string(c.State)), attribute.String("cairn.repair.reason", c.Reason),
 				attribute.Int("cairn.step", sub.Step), attribute.String("cairn.phase", string(sub.Phase))))
 		defer span.End()
+		telemetry.RepairActions.Record(ctx, 1, string(c.Action))
 		r.log().InfoContext(ctx, "repairing submission", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step,
 			"phase", sub.Phase, "state", c.State, "action", c.Action, "reason", c.Reason, "rerun", c.Rerun, "interrupted", c.Interrupted)
 	}

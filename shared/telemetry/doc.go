@@ -7,6 +7,13 @@
 // a turn is one trace across every phase handler, in any process or
 // Lambda; Tracer is where cairn's spans come from.
 //
+// Metrics are Instruments (metrics.go), each defined once and recorded two
+// ways: as an OTel instrument, exported as OTLP metrics when the standard
+// variables ask for it (OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT), and as a CloudWatch
+// embedded-metric-format line when EMF is on (the functions on AWS, whose
+// stdout CloudWatch Logs reads).
+//
 // It may import shared/contracts, the OpenTelemetry Go API and SDK (with
-// its OTLP/HTTP trace exporter) and the standard library.
+// its OTLP/HTTP trace and metric exporters) and the standard library.
 package telemetry

@@ -10,8 +10,10 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -34,32 +36,53 @@ func Tracer() trace.Tracer { return otel.Tracer(Scope) }
 
 // Enabled reports whether the standard variables ask for trace export.
 func Enabled(getenv func(string) string) bool {
-	if strings.EqualFold(getenv("OTEL_TRACES_EXPORTER"), "none") || strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
-		return false
-	}
-	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	return exporting(getenv, "TRACES")
 }
 
-// Setup installs the OTLP/HTTP tracer provider when Enabled (the exporter
-// reads the standard OTEL_EXPORTER_OTLP_* variables itself) and returns
-// its flush-and-stop; otherwise it installs nothing and returns a no-op.
-// service names the process (OTEL_SERVICE_NAME wins when set).
+// MetricsEnabled reports whether the standard variables ask for OTLP
+// metric export.
+func MetricsEnabled(getenv func(string) string) bool {
+	return exporting(getenv, "METRICS")
+}
+
+// exporting: signal is TRACES or METRICS.
+func exporting(getenv func(string) string, signal string) bool {
+	if strings.EqualFold(getenv("OTEL_"+signal+"_EXPORTER"), "none") || strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+		return false
+	}
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != ""
+}
+
+// endpoint is the OTLP/HTTP URL of signal (path: v1/traces, v1/metrics):
+// its own variable, else the base endpoint with the path appended.
+func endpoint(getenv func(string) string, signal, path string) string {
+	if u := getenv("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"); u != "" {
+		return u
+	}
+	if u := getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); u != "" {
+		return strings.TrimRight(u, "/") + "/" + path
+	}
+	return ""
+}
+
+// Setup installs the OTLP/HTTP tracer provider when Enabled and the OTLP/
+// HTTP meter provider when MetricsEnabled (the exporters read the other
+// standard OTEL_EXPORTER_OTLP_* variables themselves; the metric reader
+// exports every OTEL_METRIC_EXPORT_INTERVAL, 60 s by default) and returns
+// their flush-and-stop; otherwise it installs nothing and the returned
+// function is a no-op. service names the process (OTEL_SERVICE_NAME wins
+// when set).
 func Setup(ctx context.Context, getenv func(string) string, service string) (shutdown func(context.Context) error, err error) {
-	noop := func(context.Context) error { return nil }
-	if !Enabled(getenv) {
-		return noop, nil
+	var stops []func(context.Context) error
+	shutdown = func(ctx context.Context) error {
+		var errs []error
+		for _, stop := range stops {
+			errs = append(errs, stop(ctx))
+		}
+		return errors.Join(errs...)
 	}
-	// The endpoint from getenv (a flag may set it); the exporter reads the
-	// other OTEL_EXPORTER_OTLP_* variables (headers, timeout, …) itself.
-	var opts []otlptracehttp.Option
-	if u := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); u != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(u))
-	} else if u := getenv("OTEL_EXPORTER_OTLP_ENDPOINT"); u != "" {
-		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimRight(u, "/")+"/v1/traces"))
-	}
-	exp, err := otlptracehttp.New(ctx, opts...)
-	if err != nil {
-		return noop, fmt.Errorf("telemetry: the OTLP/HTTP trace exporter: %w", err)
+	if !Enabled(getenv) && !MetricsEnabled(getenv) {
+		return shutdown, nil
 	}
 	if s := getenv("OTEL_SERVICE_NAME"); s != "" {
 		service = s
@@ -68,21 +91,41 @@ func Setup(ctx context.Context, getenv func(string) string, service string) (shu
 	if err != nil {
 		res = resource.Default()
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	otel.SetTracerProvider(tp)
-	return func(ctx context.Context) error {
-		return errors.Join(tp.ForceFlush(ctx), tp.Shutdown(ctx))
-	}, nil
+	if Enabled(getenv) {
+		// The endpoint from getenv (a flag may set it).
+		exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint(getenv, "TRACES", "v1/traces")))
+		if err != nil {
+			return shutdown, fmt.Errorf("telemetry: the OTLP/HTTP trace exporter: %w", err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		otel.SetTracerProvider(tp)
+		stops = append(stops, func(ctx context.Context) error { return errors.Join(tp.ForceFlush(ctx), tp.Shutdown(ctx)) })
+	}
+	if MetricsEnabled(getenv) {
+		exp, err := otlpmetrichttp.New(ctx, otlpmetrichttp.WithEndpointURL(endpoint(getenv, "METRICS", "v1/metrics")))
+		if err != nil {
+			return shutdown, fmt.Errorf("telemetry: the OTLP/HTTP metric exporter: %w", err)
+		}
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
+		otel.SetMeterProvider(mp)
+		stops = append(stops, func(ctx context.Context) error { return errors.Join(mp.ForceFlush(ctx), mp.Shutdown(ctx)) })
+	}
+	return shutdown, nil
 }
 
-// Flush exports the spans ended so far (before a Lambda invocation
-// returns: the process may be frozen right after); a no-op without an
-// SDK provider.
+// Flush exports the spans ended and the metrics recorded so far (before a
+// Lambda invocation returns: the process may be frozen right after); a
+// no-op without an SDK provider.
 func Flush(ctx context.Context) error {
-	if tp, ok := otel.GetTracerProvider().(interface{ ForceFlush(context.Context) error }); ok {
-		return tp.ForceFlush(ctx)
+	type flusher interface{ ForceFlush(context.Context) error }
+	var errs []error
+	if tp, ok := otel.GetTracerProvider().(flusher); ok {
+		errs = append(errs, tp.ForceFlush(ctx))
 	}
-	return nil
+	if mp, ok := otel.GetMeterProvider().(flusher); ok {
+		errs = append(errs, mp.ForceFlush(ctx))
+	}
+	return errors.Join(errs...)
 }
 
 // Inject is the W3C traceparent of ctx's span ("" when it has none).

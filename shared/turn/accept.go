@@ -128,7 +128,7 @@ func (e *Engine) StartNext(ctx context.Context, sessionID string) error {
 		}
 		upd.UpdatedAt = e.now()
 		sess, err = e.Journal.UpdateSession(ctx, upd, sess.Version)
-		if lost(err) {
+		if e.lost(ctx, err) {
 			continue
 		}
 		if err != nil {
@@ -190,7 +190,7 @@ func (e *Engine) begin(ctx context.Context, sess contracts.Session, sub contract
 	next := sub
 	next.Phase, next.Step, next.Leaf, next.StartedAt, next.Resume = contracts.PhaseModel, 0, node.ID, now, ""
 	sub, err := journal.Advance(ctx, e.Journal, sub, next, now)
-	if lost(err) {
+	if e.lost(ctx, err) {
 		return nil
 	}
 	if err != nil {

@@ -31,7 +31,7 @@ func (e *Engine) Decide(ctx context.Context, sessionID, approvalID string, d con
 		next.Approvals = append([]contracts.Approval(nil), sub.Approvals...)
 		next.Approvals[idx].Decision, next.Approvals[idx].Reason, next.Approvals[idx].DecidedBy = d, reason, asker(ctx)
 		sub, err = journal.Update(ctx, e.Journal, sub, next, e.now())
-		if lost(err) {
+		if e.lost(ctx, err) {
 			continue
 		}
 		if err != nil {

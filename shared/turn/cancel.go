@@ -72,7 +72,7 @@ func (e *Engine) Cancel(ctx context.Context, sessionID, submissionID, reason str
 			next.Cancel = &contracts.Cancel{By: by, Reason: reason, At: now}
 			next.LeaseOwner, next.LeaseUntil = "", time.Time{} // the holder's next write loses: it stops
 			sub, err = journal.Update(ctx, e.Journal, sub, next, now)
-			if lost(err) {
+			if e.lost(ctx, err) {
 				continue
 			}
 			if err != nil {
@@ -117,7 +117,7 @@ func (e *Engine) FinishCancel(ctx context.Context, sub contracts.Submission) (co
 			return sub, err
 		}
 		done, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
-		if lost(err) {
+		if e.lost(ctx, err) {
 			if sub, err = e.Journal.GetSubmission(ctx, sub.ID); err != nil {
 				return sub, fmt.Errorf("reading submission %s: %w", next.ID, err)
 			}
@@ -126,6 +126,7 @@ func (e *Engine) FinishCancel(ctx context.Context, sub contracts.Submission) (co
 		if err != nil {
 			return sub, err
 		}
+		ended(ctx, done)
 		e.log().InfoContext(ctx, "submission cancelled", "session_id", done.SessionID, "submission_id", done.ID, "step", done.Step, "reason", done.Error)
 		return done, e.afterEnd(ctx, done)
 	}

@@ -44,11 +44,13 @@ func (e *Engine) commit(ctx context.Context, m contracts.Message) error {
 	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: endKey(sub, "committed"), Type: contracts.EventCommitted, Step: sub.Step, Text: sub.Result}); err != nil {
 		return err
 	}
-	if _, err := journal.Advance(ctx, e.Journal, sub, next, e.now()); lost(err) {
+	done, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
+	if e.lost(ctx, err) {
 		return nil
 	} else if err != nil {
 		return err
 	}
+	ended(ctx, done)
 	e.log().InfoContext(ctx, "submission committed", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step)
 	return e.StartNext(ctx, sub.SessionID)
 }
@@ -71,7 +73,7 @@ func (e *Engine) release(ctx context.Context, sub contracts.Submission, moveHead
 		}
 		upd.UpdatedAt = e.now()
 		_, err = e.Journal.UpdateSession(ctx, upd, sess.Version)
-		if lost(err) {
+		if e.lost(ctx, err) {
 			continue
 		}
 		if err != nil {
@@ -106,12 +108,13 @@ func (e *Engine) failed(ctx context.Context, cur, next contracts.Submission) err
 		return err
 	}
 	done, err := journal.Advance(ctx, e.Journal, cur, next, e.now())
-	if lost(err) {
+	if e.lost(ctx, err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
+	ended(ctx, done)
 	e.log().WarnContext(ctx, "submission failed", "session_id", done.SessionID, "submission_id", done.ID, "step", done.Step, "reason", done.Error)
 	return e.afterEnd(ctx, done)
 }

@@ -123,9 +123,19 @@ func (e *Engine) Handle(ctx context.Context, m contracts.Message) (err error) {
 	ctx, span := telemetry.Tracer().Start(telemetry.Extract(ctx, m.Trace), "cairn.phase "+m.Kind, trace.WithSpanKind(trace.SpanKindConsumer),
 		trace.WithAttributes(attribute.String("cairn.session_id", m.SessionID), attribute.String("cairn.submission_id", m.SubmissionID),
 			attribute.Int("cairn.step", m.Step), attribute.String("cairn.phase", string(m.Phase)), attribute.String("cairn.queue", m.Kind)))
+	ctx = context.WithValue(ctx, phaseKey{}, m.Kind)
+	start := e.now()
+	if !m.SentAt.IsZero() {
+		telemetry.QueueAge.Record(ctx, ms(start.Sub(m.SentAt)), m.Kind)
+	}
 	defer func() {
 		telemetry.Fail(span, err)
 		span.End()
+		outcome := "ok"
+		if err != nil {
+			outcome = "error"
+		}
+		telemetry.PhaseDuration.Record(ctx, ms(e.now().Sub(start)), m.Kind, outcome)
 	}()
 	switch m.Kind {
 	case contracts.QueueModel:
@@ -189,7 +199,7 @@ func (e *Engine) maxAttempts() int {
 // non-empty nonce marks a deliberate re-drive so deduplication keeps it.
 func (e *Engine) Enqueue(ctx context.Context, kind string, sub contracts.Submission, nonce string) error {
 	m := contracts.Message{Kind: kind, SessionID: sub.SessionID, SubmissionID: sub.ID, Step: sub.Step, Phase: sub.Phase, Version: sub.Version, Nonce: nonce,
-		Trace: telemetry.Inject(ctx)}
+		Trace: telemetry.Inject(ctx), SentAt: e.now()}
 	if err := e.Queue.Send(ctx, kind, m); err != nil {
 		return fmt.Errorf("enqueueing %s for submission %s: %w", kind, sub.ID, err)
 	}
@@ -265,9 +275,6 @@ func (e *Engine) open(ctx context.Context, m contracts.Message, phase contracts.
 	}
 	return sub, sess, true, nil
 }
-
-// lost reports whether err means another writer won: the caller stops.
-func lost(err error) bool { return errors.Is(err, contracts.ErrConflict) }
 
 // limitsFor is the limits a turn runs under: its own (a retry's raised
 // limits) when it has them, else its session's.

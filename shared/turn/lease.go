@@ -144,7 +144,7 @@ func (h *holder) look(ctx context.Context) bool {
 // release stops the heartbeat and returns the latest record, on whose
 // version the handler's next write is conditional — or an error wrapping
 // contracts.ErrConflict when the lease was lost meanwhile (the caller
-// stops: lost(err) is true).
+// stops: e.lost(ctx, err) is true).
 func (h *holder) release() (contracts.Submission, error) {
 	select {
 	case <-h.stop:
@@ -172,7 +172,7 @@ func (e *Engine) carry(ctx context.Context, next contracts.Submission) error {
 	}
 	inv, now := e.invocation(), e.now()
 	_, err := journal.Lease(ctx, e.Journal, next, inv, now, e.leaseTTL(), e.leaseMutation(next.Phase, now, false))
-	if lost(err) {
+	if e.lost(ctx, err) {
 		return nil // the phase takes its own
 	}
 	if err != nil {

@@ -50,7 +50,7 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 			}
 			return e.discardAbandoned(ctx, sub, reuse) // earlier attempts' text is void
 		})
-		if lost(err) {
+		if e.lost(ctx, err) {
 			return nil
 		}
 		if err != nil {
@@ -66,7 +66,7 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	defer h.release() // also when the stream panics: no heartbeat outlives its handler
 	resp, w, err := e.stream(work, sess, sub, reuse)
 	latest, lerr := h.release()
-	if lost(lerr) {
+	if e.lost(ctx, lerr) {
 		return nil
 	}
 	sub = latest
@@ -132,12 +132,17 @@ func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contrac
 		func(ev contracts.ModelEvent) error {
 			if !first {
 				first = true
-				span.SetAttributes(attribute.Int64("cairn.model.ttft_ms", time.Since(start).Milliseconds()))
+				ttft := time.Since(start)
+				span.SetAttributes(attribute.Int64("cairn.model.ttft_ms", ttft.Milliseconds()))
+				telemetry.ModelTTFT.Record(ctx, ms(ttft), provider, model)
 			}
 			return w.add(ctx, ev)
 		})
 	span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", resp.Usage.InputTokens), attribute.Int("gen_ai.usage.output_tokens", resp.Usage.OutputTokens),
 		attribute.Int("cairn.model.tool_calls", len(resp.ToolCalls)))
+	telemetry.ModelLatency.Record(ctx, ms(time.Since(start)), provider, model)
+	telemetry.ModelTokens.Record(ctx, float64(resp.Usage.InputTokens), provider, model, "input")
+	telemetry.ModelTokens.Record(ctx, float64(resp.Usage.OutputTokens), provider, model, "output")
 	telemetry.Fail(span, err)
 	span.End()
 	return resp, w, err
@@ -202,7 +207,7 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 		next.Phase, next.Result = contracts.PhaseCommit, resp.Text
 	}
 	sub, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
-	if lost(err) {
+	if e.lost(ctx, err) {
 		return nil
 	}
 	if err != nil {

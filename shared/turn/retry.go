@@ -63,7 +63,7 @@ func (e *Engine) Retry(ctx context.Context, sessionID, submissionID string, limi
 			return sub, fmt.Errorf("submission %s would trip limits.%s again at once (%s): retry with it raised in \"limits\": %w", sub.ID, limitName(which), sub.Error, contracts.ErrInvalid)
 		}
 		done, err := journal.Reopen(ctx, e.Journal, sub, next, now)
-		if lost(err) {
+		if e.lost(ctx, err) {
 			continue
 		}
 		if err != nil {
@@ -131,7 +131,7 @@ func limitName(which string) string {
 // phase it failed in, and wakes that phase.
 func (e *Engine) resume(ctx context.Context, sub contracts.Submission) error {
 	sub, err := journal.Resume(ctx, e.Journal, sub, e.now())
-	if lost(err) {
+	if e.lost(ctx, err) {
 		return nil
 	}
 	if err != nil {

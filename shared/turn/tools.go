@@ -42,7 +42,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	}
 	if !e.carried(ctx, sub) { // else the previous phase's closing write took this run's lease (carry)
 		sub, err = journal.Lease(ctx, e.Journal, sub, e.invocation(), e.now(), e.leaseTTL(), e.leaseMutation(contracts.PhaseTools, e.now(), false))
-		if lost(err) {
+		if e.lost(ctx, err) {
 			return nil
 		}
 		if err != nil {
@@ -58,7 +58,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	defer func() {
 		// A call that failed because the lease was lost (a cancel, a
 		// takeover) is not this run's failure: it stops cleanly.
-		if _, lerr := h.release(); err != nil && lost(lerr) {
+		if _, lerr := h.release(); err != nil && e.lost(ctx, lerr) {
 			err = nil
 		}
 	}()
@@ -70,7 +70,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	ts, err := e.Registry.Bind(sess.Spec.Tools, e.binding(sess, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap, Workflows: e.Workflows, MCP: e.MCP}))
 	if errors.Is(err, contracts.ErrInvalid) {
 		latest, lerr := h.release()
-		if lost(lerr) {
+		if e.lost(ctx, lerr) {
 			return nil
 		}
 		return e.Fail(ctx, latest, "tool_binding: "+err.Error())
@@ -158,7 +158,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	}
 	// The calls are done: stop renewing and write on the latest version.
 	held := sub
-	if sub, err = h.release(); lost(err) {
+	if sub, err = h.release(); e.lost(ctx, err) {
 		if last == nil {
 			return nil
 		}
@@ -288,8 +288,15 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	ctx, span := telemetry.Tracer().Start(ctx, "cairn.tool "+call.Name, trace.WithAttributes(attribute.String("cairn.tool.name", call.Name),
 		attribute.String("cairn.tool.effect", string(effect)), attribute.String("cairn.effect_id", call.EffectID), attribute.String("cairn.call_id", call.ID),
 		attribute.Int("cairn.step", sub.Step)))
+	start := time.Now()
 	r, err := ts.Call(ctx, call)
 	span.SetAttributes(attribute.Bool("cairn.tool.is_error", r.IsError))
+	outcome := "ok"
+	if err != nil || r.IsError {
+		outcome = "error"
+		telemetry.ToolFailures.Record(ctx, 1, call.Name)
+	}
+	telemetry.ToolDuration.Record(ctx, ms(time.Since(start)), call.Name, outcome)
 	telemetry.Fail(span, err)
 	span.End()
 	if timer != nil {
@@ -352,7 +359,7 @@ func (e *Engine) park(ctx context.Context, sub contracts.Submission, pending []c
 		next.ParkedAt = e.now() // waiting for a decision is not run time
 	}
 	parked, err := journal.Update(ctx, e.Journal, sub, next, e.now())
-	if lost(err) {
+	if e.lost(ctx, err) {
 		return nil
 	}
 	if err != nil {
@@ -397,7 +404,7 @@ func (e *Engine) recordTools(ctx context.Context, sub contracts.Submission, resu
 	next.Step, next.Phase, next.Leaf = sub.Step+1, contracts.PhaseModel, node.ID
 	next.ToolRequests, next.Approvals, next.StreamKey = nil, nil, ""
 	sub, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
-	if lost(err) {
+	if e.lost(ctx, err) {
 		return nil
 	}
 	if err != nil {

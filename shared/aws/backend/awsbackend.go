@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -247,6 +248,11 @@ func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger, ser
 	}
 	if _, err := telemetry.Setup(ctx, getenv, service); err != nil {
 		return nil, err
+	}
+	// Metrics as embedded-metric-format lines on stdout, which CloudWatch
+	// Logs turns into metrics (namespace cairn; the dashboard in infra/).
+	if getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+		telemetry.EMF(os.Stdout)
 	}
 	return New(ctx, c)
 }

@@ -21,7 +21,19 @@ func APIHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReq
 	proxy := httpadapter.NewV2(h)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		name, err := CallerName(ev.RequestContext)
+		ctx = telemetry.WithFunction(ctx, "api")
 		defer telemetry.Flush(ctx) // the process may be frozen once this returns
 		return proxy.ProxyWithContext(context.WithValue(ctx, callerKey{}, caller{name: name, err: err}), ev)
+	}
+}
+
+// Scheduled wraps the handler of a function invoked on a schedule (repair):
+// its records name function, and its spans and metrics are flushed before
+// the invocation returns.
+func Scheduled[T any](function string, run func(context.Context) (T, error)) func(context.Context) (T, error) {
+	return func(ctx context.Context) (T, error) {
+		ctx = telemetry.WithFunction(ctx, function)
+		defer telemetry.Flush(ctx) // the process may be frozen once this returns
+		return run(ctx)
 	}
 }

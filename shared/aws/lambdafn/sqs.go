@@ -56,7 +56,8 @@ func SQSHandler(kind string, handle func(context.Context, contracts.Message) err
 		vis.defaults(kind)
 	}
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-		defer telemetry.Flush(ctx) // the process may be frozen once this returns
+		ctx = telemetry.WithFunction(ctx, kind) // metrics name the function by its queue
+		defer telemetry.Flush(ctx)              // the process may be frozen once this returns
 		var resp events.SQSEventResponse
 		var k *keeper
 		fail := func(i int, hide func(events.SQSMessage) time.Duration) (events.SQSEventResponse, error) {

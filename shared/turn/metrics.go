@@ -1,0 +1,75 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/telemetry"
+)
+
+// phaseKey marks a context with the queue kind of the handler run it
+// belongs to (Handle): conflicts are counted per phase.
+type phaseKey struct{}
+
+func phaseOf(ctx context.Context) string {
+	if p, _ := ctx.Value(phaseKey{}).(string); p != "" {
+		return p
+	}
+	return "api" // accept, approve, cancel, retry: a request's writes
+}
+
+// ms is d in (fractional) milliseconds, never negative (clocks of two
+// processes disagree).
+func ms(d time.Duration) float64 {
+	if d < 0 {
+		return 0
+	}
+	return float64(d) / float64(time.Millisecond)
+}
+
+// lost reports whether err means another writer won (the caller stops),
+// counting it: an event on the current span and the lease-conflict metric.
+func (e *Engine) lost(ctx context.Context, err error) bool {
+	if !errors.Is(err, contracts.ErrConflict) {
+		return false
+	}
+	trace.SpanFromContext(ctx).AddEvent("cairn.conflict", trace.WithAttributes(attribute.String("cairn.conflict", err.Error())))
+	telemetry.LeaseConflicts.Record(ctx, 1, phaseOf(ctx))
+	return true
+}
+
+// ended counts a turn that just ended (the terminal write won).
+func ended(ctx context.Context, done contracts.Submission) {
+	outcome, reason := "committed", "none"
+	switch done.Phase {
+	case contracts.PhaseFailed:
+		outcome, reason = "failed", reasonClass(done.Error)
+	case contracts.PhaseCancelled:
+		outcome, reason = "cancelled", "cancelled"
+	}
+	trace.SpanFromContext(ctx).AddEvent("cairn.turn_ended", trace.WithAttributes(attribute.String("cairn.outcome", outcome), attribute.String("cairn.reason", reason)))
+	telemetry.Turns.Record(ctx, 1, outcome, reason)
+}
+
+// reasonClass is a failure reason's class, fit for a dimension: its first
+// word up to a colon or space ("limit_tripped:steps" → "limit_tripped"),
+// lower-case letters, digits and underscores only, else "other".
+func reasonClass(reason string) string {
+	class, _, _ := strings.Cut(reason, ":")
+	class, _, _ = strings.Cut(class, " ")
+	if class == "" || len(class) > 40 {
+		return "other"
+	}
+	for _, r := range class {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return "other"
+		}
+	}
+	return class
+}
