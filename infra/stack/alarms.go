@@ -53,6 +53,7 @@ func (s *Stack) addAlarms() {
 			a.AddAlarmAction(action)
 			a.AddOkAction(action)
 		}
+		s.Alarms = append(s.Alarms, a) // the dashboard shows their states
 	}
 	minute := awscdk.Duration_Minutes(jsii.Number(1))
 	five := awscdk.Duration_Minutes(jsii.Number(5))

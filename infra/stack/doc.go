@@ -3,7 +3,8 @@
 // per phase and for workflows, the Lambda functions (api, model, tools,
 // commit, repair, workflow, isolate) from dist/<name>/bootstrap, the HTTP
 // API, the repair schedule, the EventBridge Scheduler group for workflow
-// schedules, the Fargate sandboxes in a VPC without NAT, and the alarms.
+// schedules, the Fargate sandboxes in a VPC without NAT, the alarms and a
+// dashboard; optionally trace export (tracing.go).
 //
 // It owns the deployment's shape and its promises (least privilege, no
 // NAT, DLQ on every queue, …); the tests in this package assert them on the

@@ -176,7 +176,8 @@ func (s *Stack) sandboxEnv() map[string]*string {
 // retention, a role of its own that starts with nothing but writing those
 // logs (no managed policies: the basic execution policy would allow every
 // log group), and its reserved concurrency (concurrency.go). inVPC places
-// it in the sandbox VPC's isolated subnets.
+// it in the sandbox VPC's isolated subnets. Every function but the isolate
+// exports traces as Props.Tracing says (tracing.go).
 func (s *Stack) function(name string, env map[string]*string, inVPC bool) awslambda.Function {
 	spec := specs[name]
 	id := title(name)
@@ -193,7 +194,7 @@ func (s *Stack) function(name string, env map[string]*string, inVPC bool) awslam
 	props := &awslambda.FunctionProps{
 		Description:           jsii.String("cairn " + spec.about),
 		Runtime:               awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture:          awslambda.Architecture_ARM_64(),
+		Architecture:          functionArch(),
 		Handler:               jsii.String("bootstrap"),
 		Code:                  awslambda.Code_FromAsset(jsii.String(filepath.Join(s.Props.Assets, name)), nil),
 		MemorySize:            jsii.Number(float64(spec.memory)),
@@ -207,6 +208,9 @@ func (s *Stack) function(name string, env map[string]*string, inVPC bool) awslam
 	}
 	if env != nil {
 		props.Environment = &env
+	}
+	if name != FnIsolate {
+		s.trace(name, env, props) // Props.Tracing (tracing.go)
 	}
 	props.ReservedConcurrentExecutions = jsii.Number(float64(s.Props.ReservedConcurrency()[name]))
 	if inVPC {

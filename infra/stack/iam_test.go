@@ -96,44 +96,64 @@ func wildcardResourceExceptions(tp *tmpl) map[string]string {
 			ex[tp.id(b.Task.ExecutionRole())+" ecr:GetAuthorizationToken"] = "ECR login for the image pull"
 		}
 	}
+	if tp.s.Props.Tracing == stack.TracingADOT {
+		// X-Ray has no resource-level permissions: Lambda's segments and
+		// the ADOT collector's exporter write on "*".
+		for _, fn := range stack.Functions {
+			if fn != stack.FnIsolate {
+				for _, a := range xrayWrite {
+					ex[tp.id(tp.s.Roles[fn])+" "+a] = "X-Ray segments"
+				}
+			}
+		}
+	}
 	return ex
 }
+
+// xrayWrite: what Tracing ACTIVE (and the collector's awsxray exporter)
+// needs.
+var xrayWrite = []string{"xray:PutTelemetryRecords", "xray:PutTraceSegments"}
 
 // No role in the stack allows a wildcard action, and resource "*" appears
 // only for the listed exceptions.
 func TestNoWildcardActionsOrResources(t *testing.T) {
 	for _, tp := range all(t) {
-		ex := wildcardResourceExceptions(tp)
-		used := map[string]bool{}
-		for _, role := range tp.ofType("AWS::IAM::Role") {
-			if m := list(tp.props(role)["ManagedPolicyArns"]); len(m) > 0 {
-				t.Errorf("%s role %s: managed policies %s (they grant more than it uses)", tp.name, role, js(m))
+		checkWildcards(t, tp)
+	}
+}
+
+func checkWildcards(t *testing.T, tp *tmpl) {
+	t.Helper()
+	ex := wildcardResourceExceptions(tp)
+	used := map[string]bool{}
+	for _, role := range tp.ofType("AWS::IAM::Role") {
+		if m := list(tp.props(role)["ManagedPolicyArns"]); len(m) > 0 {
+			t.Errorf("%s role %s: managed policies %s (they grant more than it uses)", tp.name, role, js(m))
+		}
+		for _, s := range tp.statements(role) {
+			if s.Effect != "Allow" {
+				continue
 			}
-			for _, s := range tp.statements(role) {
-				if s.Effect != "Allow" {
-					continue
+			for _, a := range s.Actions {
+				if strings.Contains(a, "*") {
+					t.Errorf("%s role %s: wildcard action %q", tp.name, role, a)
 				}
-				for _, a := range s.Actions {
-					if strings.Contains(a, "*") {
-						t.Errorf("%s role %s: wildcard action %q", tp.name, role, a)
+				if slices.Contains(s.Resources, "*") {
+					if _, ok := ex[role+" "+a]; !ok {
+						t.Errorf("%s role %s: %s on resource \"*\" is not a listed exception", tp.name, role, a)
 					}
-					if slices.Contains(s.Resources, "*") {
-						if _, ok := ex[role+" "+a]; !ok {
-							t.Errorf("%s role %s: %s on resource \"*\" is not a listed exception", tp.name, role, a)
-						}
-						used[role+" "+a] = true
-					}
+					used[role+" "+a] = true
 				}
 			}
 		}
-		for k, why := range ex {
-			if !used[k] {
-				t.Errorf("%s: exception %q (%s) no longer used: drop it from the list", tp.name, k, why)
-			}
+	}
+	for k, why := range ex {
+		if !used[k] {
+			t.Errorf("%s: exception %q (%s) no longer used: drop it from the list", tp.name, k, why)
 		}
-		if ids := tp.ofType("AWS::IAM::ManagedPolicy"); len(ids) > 0 {
-			t.Errorf("%s: managed policies %v", tp.name, ids)
-		}
+	}
+	if ids := tp.ofType("AWS::IAM::ManagedPolicy"); len(ids) > 0 {
+		t.Errorf("%s: managed policies %v", tp.name, ids)
 	}
 }
 

@@ -47,6 +47,15 @@ func apiName(prefix string) string           { return prefix }
 func taskFamily(prefix string) string        { return prefix + "-sandboxd" }
 func topicDisplayName(prefix string) string  { return "cairn " + prefix + " alarms" }
 
+// dashboardName: dashboards are global to the account (their ARN has no
+// region), so the name carries the region: one stack per region may share
+// a prefix. Not retained, so no deployment id.
+func dashboardName(prefix, region string) string { return prefix + "-" + region }
+
+// regionPlaceholder stands for the region where a name is measured before
+// deployment: longer than any region's name.
+const regionPlaceholder = "xx-xxxxxxxxxxxxxxx-9"
+
 // Log groups that are not a function's.
 const (
 	logSandbox   = "sandboxd"
@@ -82,6 +91,7 @@ func nameLimits(p Props) []nameLimit {
 		{"CloudWatch Logs log group name", 512, logs},
 		{"EventBridge Scheduler schedule group name", 64, []string{scheduleGroupName(p.Prefix)}},
 		{"API Gateway API name", 128, []string{apiName(p.Prefix)}},
+		{"CloudWatch dashboard name", 255, []string{dashboardName(p.Prefix, regionPlaceholder)}},
 	}
 	if p.Sandboxes == SandboxesFargate {
 		limits = append(limits,

@@ -111,9 +111,10 @@ var hourly = map[string]string{
 var idleFree = map[string]string{
 	"AWS::ApiGatewayV2::Api": "per request", "AWS::ApiGatewayV2::Stage": "per request", "AWS::ApiGatewayV2::Route": "",
 	"AWS::ApiGatewayV2::Integration": "", "AWS::ApiGatewayV2::Authorizer": "",
-	"AWS::CloudWatch::Alarm":    "$0.10 per metric per month: counted in DEPLOY.md",
-	"AWS::DynamoDB::Table":      "on demand (checked below): requests and storage",
-	"AWS::EC2::InternetGateway": "free; data transfer out per GB", "AWS::EC2::VPCGatewayAttachment": "",
+	"AWS::CloudWatch::Alarm":     "$0.10 per metric per month: counted in DEPLOY.md",
+	"AWS::CloudWatch::Dashboard": "$3 per month beyond the account's three free dashboards: infra/README.md",
+	"AWS::DynamoDB::Table":       "on demand (checked below): requests and storage",
+	"AWS::EC2::InternetGateway":  "free; data transfer out per GB", "AWS::EC2::VPCGatewayAttachment": "",
 	"AWS::EC2::Route": "", "AWS::EC2::RouteTable": "", "AWS::EC2::SubnetRouteTableAssociation": "",
 	"AWS::EC2::SecurityGroup": "", "AWS::EC2::SecurityGroupEgress": "", "AWS::EC2::SecurityGroupIngress": "",
 	"AWS::EC2::Subnet": "", "AWS::EC2::VPC": "",

@@ -106,6 +106,12 @@ type Props struct {
 	WorkflowConcurrency int // default 10
 	IsolateConcurrency  int // default 10
 	AccountConcurrency  int // default 1000 (the Lambda default quota)
+
+	// Trace export (tracing.go): TracingOff (default), TracingADOT or
+	// TracingOTLP. ADOTLayerARN: the collector layer with TracingADOT
+	// (default DefaultADOTLayerARN; ${AWS::Region} is substituted).
+	// OTLPEndpoint: the operator's collector with TracingOTLP (required).
+	Tracing, ADOTLayerARN, OTLPEndpoint string
 }
 
 // withDefaults fills the zero values and checks the rest.
@@ -138,6 +144,9 @@ func (p Props) withDefaults() (Props, error) {
 		return p, fmt.Errorf("a JWT authorizer needs both jwtIssuer and jwtAudience")
 	}
 	if err := p.checkOperators(); err != nil {
+		return p, err
+	}
+	if err := p.checkTracing(); err != nil {
 		return p, err
 	}
 	for _, arn := range []string{p.AnthropicKeyARN, p.OpenAIKeyARN} {
@@ -241,6 +250,7 @@ func FromContext(get func(key string) string) (Props, error) {
 		JWTIssuer: get("jwtIssuer"), JWTAudience: get("jwtAudience"), AlarmEmail: get("alarmEmail"),
 		AnthropicKeyARN: get("anthropicKeySecretArn"), OpenAIKeyARN: get("openaiKeySecretArn"),
 		DefaultModel: get("defaultModel"),
+		Tracing:      get("tracing"), ADOTLayerARN: get("adotLayerArn"), OTLPEndpoint: get("otlpEndpoint"),
 	}
 	if s := get("operators"); s != "" {
 		p.Operators = strings.Split(s, ",")

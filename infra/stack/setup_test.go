@@ -245,8 +245,13 @@ const (
 	stackIDSecond = "arn:aws:cloudformation:us-east-1:111111111111:stack/cairn-prod/9e2b07a0-6f1c-11ef-a1b2-0a1b2c3d4e5f"
 )
 
+// deployRegion is the region deployed evaluates names in: as long a
+// region name as AWS has.
+const deployRegion = "ap-southeast-5"
+
 // deployed evaluates a template value — a string, or the intrinsics the
-// stack uses in names (Fn::Join, Fn::Select, Fn::Split, Ref AWS::StackId) —
+// stack uses in names (Fn::Join, Fn::Select, Fn::Split, Ref AWS::StackId,
+// Ref AWS::Region) —
 // as CloudFormation would for a stack with this id. ok is false for
 // anything else.
 func deployed(v any, stackID string) (out string, ok bool) {
@@ -281,6 +286,9 @@ func deployedList(v any, stackID string) ([]string, bool) {
 			case "Ref":
 				if arg == "AWS::StackId" {
 					return []string{stackID}, true
+				}
+				if arg == "AWS::Region" {
+					return []string{deployRegion}, true
 				}
 			case "Fn::Join":
 				if len(args) == 2 {

@@ -3,6 +3,7 @@ package stack
 import (
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
@@ -36,6 +37,8 @@ type Stack struct {
 	SchedulerRole  awsiam.Role
 	API            awsapigatewayv2.HttpApi
 	Topic          awssns.Topic // nil without an alarm email
+	Alarms         []awscloudwatch.Alarm
+	Dashboard      awscloudwatch.Dashboard // dashboard.go
 	AccessLogs     awslogs.LogGroup
 
 	depID string // deploymentID's expression, once made
@@ -85,6 +88,7 @@ func New(scope constructs.Construct, id string, props Props) (*Stack, error) {
 	s.addAPI()
 	s.addRepairSchedule()
 	s.addAlarms()
+	s.addDashboard()
 	s.addOutputs()
 	return s, nil
 }
@@ -104,6 +108,7 @@ func (s *Stack) addOutputs() {
 	out("ModelQueueUrl", s.Queues[QueueModel].QueueUrl())
 	out("WorkflowQueueUrl", s.Queues[QueueWorkflow].QueueUrl())
 	out("ScheduleGroup", s.SchedulerGroup.Ref())
+	out("DashboardName", s.Dashboard.DashboardName())
 	if s.Sandbox != nil {
 		out("SandboxCluster", s.Sandbox.Cluster.ClusterName())
 	}
