@@ -22,9 +22,11 @@ const (
 type usageSum struct {
 	Turns int             `json:"turns"`
 	Usage contracts.Usage `json:"usage"`
-	// Cost sums the turns' estimates by currency (turns without a price
-	// are counted in Turns and Usage only).
-	Cost map[string]float64 `json:"cost"`
+	// Cost sums the turns' estimates by currency, model and orchestration
+	// (turns without a price are counted in Turns and Usage only);
+	// Orchestration is the orchestration part of it (the AWS backend).
+	Cost          map[string]float64 `json:"cost"`
+	Orchestration map[string]float64 `json:"orchestration,omitempty"`
 }
 
 func (u *usageSum) add(x contracts.Submission) {
@@ -35,7 +37,13 @@ func (u *usageSum) add(x contracts.Submission) {
 	u.Usage.InputTokens += x.Usage.InputTokens
 	u.Usage.OutputTokens += x.Usage.OutputTokens
 	if x.Cost != nil {
-		u.Cost[x.Cost.Currency] += x.Cost.Model
+		u.Cost[x.Cost.Currency] += x.Cost.Model + x.Cost.Orchestration
+		if x.Cost.Orchestration > 0 {
+			if u.Orchestration == nil {
+				u.Orchestration = map[string]float64{}
+			}
+			u.Orchestration[x.Cost.Currency] += x.Cost.Orchestration
+		}
 	}
 }
 

@@ -69,6 +69,11 @@ type Config struct {
 	MCPServer api.MCPHandler
 	// Prices estimate turns' costs (nil: the repository's table).
 	Prices *pricing.Table
+	// Meter, when set, starts the orchestration tally (shared/meter) of a
+	// handler run — of message m, or of an API request when m is nil — and
+	// returns its context (the engine's Meter, the API's wrapper); nil =
+	// nothing metered (embedded).
+	Meter func(ctx context.Context, m *contracts.Message) context.Context
 }
 
 // Runtime is an assembled cairn: the ports and configuration it was built
@@ -114,6 +119,9 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 		Models: rt.resolve, Registry: p.Registry, MCP: p.MCP, Prices: cfg.Prices, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
 		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, FlushEvery: cfg.FlushEvery, MaxAttempts: cfg.MaxAttempts,
 	}}
+	if cfg.Meter != nil {
+		rt.Engine.Meter = cfg.Meter
+	}
 	queues := []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit}
 	if (p.Workflows == nil) != (p.Evaluator == nil) {
 		return nil, errors.New("assembling runtime: Workflows and Evaluator come together")
@@ -134,6 +142,12 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 		Wake: rt.EventSignal.Wait, Authenticate: cfg.Authenticate, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
 		Workflow: rt.workflowAPI(), MCP: cfg.MCPServer,
 	})
+	if cfg.Meter != nil {
+		h := rt.API
+		rt.API = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(w, r.WithContext(cfg.Meter(r.Context(), nil)))
+		})
+	}
 	return rt, nil
 }
 

@@ -37,6 +37,10 @@ type Message struct {
 	// SentAt is when it was sent (the sender's clock; the queue-age
 	// metric), not part of DedupID either.
 	SentAt time.Time `json:"sent_at,omitzero"`
+	// Orchestration is what the turn's handlers used so far, carried from
+	// run to run until the turn's terminal write records it (shared/meter;
+	// the AWS backend), not part of DedupID.
+	Orchestration *Orchestration `json:"orchestration,omitempty"`
 }
 
 // Delivery is a received message with its receipt.

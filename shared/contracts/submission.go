@@ -25,17 +25,35 @@ func (p Phase) Terminal() bool {
 }
 
 // Cost is an estimate of what a turn cost (shared/pricing): its model
-// tokens × the price table dated Prices. Model is in Currency units.
+// tokens × the price table dated Prices, and on the AWS backend its
+// orchestration (Submission.Orchestration × the AWS list prices dated
+// AWSPrices). Amounts are in Currency units.
 type Cost struct {
-	Currency string  `json:"currency"`
-	Model    float64 `json:"model"`
-	Prices   string  `json:"prices"` // the price table's date
+	Currency      string  `json:"currency"`
+	Model         float64 `json:"model"`
+	Orchestration float64 `json:"orchestration,omitempty"`
+	Prices        string  `json:"prices,omitempty"`     // the model price table's date
+	AWSPrices     string  `json:"aws_prices,omitempty"` // the AWS list prices' date
 }
 
 // Usage counts model tokens.
 type Usage struct {
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+}
+
+// Orchestration is what a turn's handlers used of the priced AWS services:
+// DynamoDB request units as DynamoDB reported them, SQS requests (each
+// phase message's send, receive and delete, and visibility changes),
+// S3 requests (claim checks), Lambda invocations and their GB-seconds.
+type Orchestration struct {
+	DynamoWriteUnits float64 `json:"dynamodb_write_units"`
+	DynamoReadUnits  float64 `json:"dynamodb_read_units"`
+	QueueRequests    int64   `json:"sqs_requests"`
+	BlobPuts         int64   `json:"s3_puts,omitempty"`
+	BlobGets         int64   `json:"s3_gets,omitempty"`
+	Invocations      int64   `json:"lambda_invocations"`
+	LambdaGBSeconds  float64 `json:"lambda_gb_seconds"`
 }
 
 // ToolCall is one tool invocation requested by the model.
@@ -93,6 +111,9 @@ type Submission struct {
 	Result         string     `json:"result,omitempty"`
 	Error          string     `json:"error,omitempty"`
 	Usage          Usage      `json:"usage"`
+	// Orchestration is what the turn's handlers used on the AWS backend
+	// (shared/meter; nil elsewhere).
+	Orchestration *Orchestration `json:"orchestration,omitempty"`
 	// Cost estimates Usage's price (nil: no price for the session's model).
 	Cost      *Cost     `json:"cost,omitempty"`
 	StartedAt time.Time `json:"started_at,omitempty"`

@@ -5,7 +5,7 @@
 // Adapters are dumb conditional writers; the rules live here once, so the
 // SQLite and DynamoDB backends cannot drift apart.
 //
-// It may import shared/contracts and the standard library.
+// It may import shared/contracts, shared/meter and the standard library.
 //
 // # Usage
 //

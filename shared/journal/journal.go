@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/meter"
 )
 
 func rank(p contracts.Phase) int {
@@ -51,7 +52,7 @@ func Advance(ctx context.Context, store contracts.JournalStore, cur, next contra
 		next.Attempt, next.AttemptFloor = 0, 0 // attempts count per (step, phase)
 	}
 	next.UpdatedAt = now
-	out, err := store.UpdateSubmission(ctx, next, cur.Version)
+	out, err := update(ctx, store, next, cur.Version)
 	if err != nil {
 		return cur, fmt.Errorf("advancing submission %s to step %d %s: %w", cur.ID, next.Step, next.Phase, err)
 	}
@@ -65,7 +66,7 @@ func Update(ctx context.Context, store contracts.JournalStore, cur, next contrac
 		return cur, fmt.Errorf("updating submission %s: use Advance to move phase: %w", cur.ID, contracts.ErrInvalid)
 	}
 	next.UpdatedAt = now
-	out, err := store.UpdateSubmission(ctx, next, cur.Version)
+	out, err := update(ctx, store, next, cur.Version)
 	if err != nil {
 		return cur, fmt.Errorf("updating submission %s: %w", cur.ID, err)
 	}
@@ -96,7 +97,7 @@ func Lease(ctx context.Context, store contracts.JournalStore, sub contracts.Subm
 	if mutate != nil {
 		mutate(&next)
 	}
-	out, err := store.UpdateSubmission(ctx, next, sub.Version)
+	out, err := update(ctx, store, next, sub.Version)
 	if err != nil {
 		return sub, fmt.Errorf("leasing submission %s: %w", sub.ID, err)
 	}
@@ -113,7 +114,7 @@ func Renew(ctx context.Context, store contracts.JournalStore, sub contracts.Subm
 	}
 	next := sub
 	next.LeaseUntil = now.Add(ttl) // UpdatedAt stays: a renewal is not progress (and moves no index key)
-	out, err := store.UpdateSubmission(ctx, next, sub.Version)
+	out, err := update(ctx, store, next, sub.Version)
 	if err != nil {
 		return sub, fmt.Errorf("renewing lease of submission %s: %w", sub.ID, err)
 	}
@@ -126,7 +127,7 @@ func Break(ctx context.Context, store contracts.JournalStore, sub contracts.Subm
 	next := sub
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	next.UpdatedAt = now
-	out, err := store.UpdateSubmission(ctx, next, sub.Version)
+	out, err := update(ctx, store, next, sub.Version)
 	if err != nil {
 		return sub, fmt.Errorf("breaking lease of submission %s: %w", sub.ID, err)
 	}
@@ -142,7 +143,7 @@ func Reopen(ctx context.Context, store contracts.JournalStore, cur, next contrac
 	}
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	next.UpdatedAt = now
-	out, err := store.UpdateSubmission(ctx, next, cur.Version)
+	out, err := update(ctx, store, next, cur.Version)
 	if err != nil {
 		return cur, fmt.Errorf("reopening submission %s: %w", cur.ID, err)
 	}
@@ -161,9 +162,25 @@ func Resume(ctx context.Context, store contracts.JournalStore, cur contracts.Sub
 	next.Phase, next.Resume, next.AttemptFloor = cur.Resume, "", cur.Attempt
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	next.UpdatedAt = now
-	out, err := store.UpdateSubmission(ctx, next, cur.Version)
+	out, err := update(ctx, store, next, cur.Version)
 	if err != nil {
 		return cur, fmt.Errorf("resuming submission %s at step %d %s: %w", cur.ID, cur.Step, cur.Resume, err)
 	}
 	return out, nil
+}
+
+// update is every conditional write of a record here. A terminal one
+// records the turn's metered orchestration (shared/meter: carried from
+// run to run in the messages until then, so the running record does not
+// grow), given back to the run if the write fails.
+func update(ctx context.Context, store contracts.JournalStore, next contracts.Submission, version int64) (contracts.Submission, error) {
+	undo := func() {}
+	if next.Phase.Terminal() {
+		undo = meter.Fold(ctx, &next)
+	}
+	out, err := store.UpdateSubmission(ctx, next, version)
+	if err != nil {
+		undo()
+	}
+	return out, err
 }

@@ -32,6 +32,36 @@ type Table struct {
 	Date     string           `json:"date"`
 	Currency string           `json:"currency"`
 	Models   map[string]Price `json:"models"`
+	AWS      AWS              `json:"aws"`
+}
+
+// AWS is the dated list prices of what the AWS backend's orchestration
+// uses, per unit in the table's currency.
+type AWS struct {
+	Date            string  `json:"date"`
+	Region          string  `json:"region"`
+	DynamoWriteUnit float64 `json:"dynamodb_write_unit"`
+	DynamoReadUnit  float64 `json:"dynamodb_read_unit"`
+	SQSRequest      float64 `json:"sqs_fifo_request"`
+	S3Put           float64 `json:"s3_put"`
+	S3Get           float64 `json:"s3_get"`
+	LambdaRequest   float64 `json:"lambda_request"`
+	LambdaGBSecond  float64 `json:"lambda_gb_second"`
+}
+
+// Price is o at these prices.
+func (a AWS) Price(o contracts.Orchestration) float64 {
+	return o.DynamoWriteUnits*a.DynamoWriteUnit + o.DynamoReadUnits*a.DynamoReadUnit + float64(o.QueueRequests)*a.SQSRequest +
+		float64(o.BlobPuts)*a.S3Put + float64(o.BlobGets)*a.S3Get + float64(o.Invocations)*a.LambdaRequest + o.LambdaGBSeconds*a.LambdaGBSecond
+}
+
+func (a AWS) valid() bool {
+	for _, v := range []float64{a.DynamoWriteUnit, a.DynamoReadUnit, a.SQSRequest, a.S3Put, a.S3Get, a.LambdaRequest, a.LambdaGBSecond} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // Default is the repository's table.
@@ -67,6 +97,12 @@ func FromEnv(getenv func(string) string) (Table, error) {
 	}
 	if over.Date != "" {
 		t.Date = over.Date
+	}
+	if over.AWS != (AWS{}) { // AWS prices are replaced whole, with their date
+		if !over.AWS.valid() || over.AWS.Date == "" {
+			return t, fmt.Errorf("%s %s: aws: prices must be finite and non-negative, with a date", EnvPrices, p)
+		}
+		t.AWS = over.AWS
 	}
 	return t, nil
 }

@@ -10,7 +10,8 @@
 // or duplicate message, a lease held by a live worker, a lost race); it
 // returns an error only when the message should be delivered again.
 //
-// It may import shared/contracts, shared/ids, shared/journal, shared/policy,
+// It may import shared/contracts, shared/ids, shared/journal, shared/meter
+// (a message carries its turn's orchestration usage on), shared/policy,
 // shared/pricing (a turn's estimated cost),
 // shared/telemetry (a turn is one trace: spans per phase, model call and
 // tool call), the OpenTelemetry API and the standard library.

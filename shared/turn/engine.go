@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/meter"
 	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/telemetry"
 )
@@ -68,9 +69,14 @@ type Deps struct {
 	// retries the handler, so it must be idempotent. Workflows use it to
 	// record a node's result and wake its run.
 	Ending func(ctx context.Context, sub contracts.Submission) error
-	Clock  contracts.Clock
-	IDs    contracts.IDs
-	Log    *slog.Logger
+	// Meter, when set, starts each handler run's orchestration tally
+	// (shared/meter; the AWS backend's) from the message's carried usage;
+	// the run's messages carry it on, and the turn's terminal write
+	// records it. nil = nothing metered.
+	Meter func(ctx context.Context, m *contracts.Message) context.Context
+	Clock contracts.Clock
+	IDs   contracts.IDs
+	Log   *slog.Logger
 
 	Owner    string        // lease owner id of this process; each handler run leases as Owner/<random>
 	LeaseTTL time.Duration // 0 = DefaultLeaseTTL; renewed every LeaseTTL/3 while a handler works
@@ -124,6 +130,9 @@ func (e *Engine) Handle(ctx context.Context, m contracts.Message) (err error) {
 		trace.WithAttributes(attribute.String("cairn.session_id", m.SessionID), attribute.String("cairn.submission_id", m.SubmissionID),
 			attribute.Int("cairn.step", m.Step), attribute.String("cairn.phase", string(m.Phase)), attribute.String("cairn.queue", m.Kind)))
 	ctx = context.WithValue(ctx, phaseKey{}, m.Kind)
+	if e.Meter != nil {
+		ctx = e.Meter(ctx, &m)
+	}
 	start := e.now()
 	if !m.SentAt.IsZero() {
 		telemetry.QueueAge.Record(ctx, ms(start.Sub(m.SentAt)), m.Kind)
@@ -169,6 +178,20 @@ func (e *Engine) cost(model string, u contracts.Usage) *contracts.Cost {
 	return t.Cost(model, u)
 }
 
+// withModelCost is cur (the orchestration part, shared/meter) with the
+// model part of model: nil when neither has anything.
+func withModelCost(cur, model *contracts.Cost) *contracts.Cost {
+	if cur == nil || cur.AWSPrices == "" {
+		return model
+	}
+	out := *cur
+	out.Model, out.Prices = 0, ""
+	if model != nil {
+		out.Model, out.Prices = model.Model, model.Prices
+	}
+	return &out
+}
+
 // invocation is the lease owner of one handler run: the process owner plus
 // a random suffix, so two concurrent runs in one process (two deliveries of
 // the same message) never mistake each other's lease for their own.
@@ -199,7 +222,7 @@ func (e *Engine) maxAttempts() int {
 // non-empty nonce marks a deliberate re-drive so deduplication keeps it.
 func (e *Engine) Enqueue(ctx context.Context, kind string, sub contracts.Submission, nonce string) error {
 	m := contracts.Message{Kind: kind, SessionID: sub.SessionID, SubmissionID: sub.ID, Step: sub.Step, Phase: sub.Phase, Version: sub.Version, Nonce: nonce,
-		Trace: telemetry.Inject(ctx), SentAt: e.now()}
+		Trace: telemetry.Inject(ctx), SentAt: e.now(), Orchestration: meter.Carry(ctx, sub.ID)}
 	if err := e.Queue.Send(ctx, kind, m); err != nil {
 		return fmt.Errorf("enqueueing %s for submission %s: %w", kind, sub.ID, err)
 	}

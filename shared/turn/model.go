@@ -195,7 +195,7 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 	next.Leaf = node.ID
 	next.Usage.InputTokens += resp.Usage.InputTokens
 	next.Usage.OutputTokens += resp.Usage.OutputTokens
-	next.Cost = e.cost(sess.Spec.Model, next.Usage) // in the same write as the usage
+	next.Cost = withModelCost(next.Cost, e.cost(sess.Spec.Model, next.Usage)) // in the same write as the usage
 	if tripped(next, limitsFor(sess, sub), e.now()) == "tokens" {
 		next.Phase, next.Error = contracts.PhaseFailed, "limit_tripped:tokens"
 		return e.finishFailed(ctx, sub, next)

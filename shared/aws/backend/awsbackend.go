@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/aws/awsmeter"
 	"github.com/cairnrun/cairn/shared/aws/dynamo"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/aws/s3blob"
@@ -25,6 +27,7 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/dumpable"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/meter"
 	"github.com/cairnrun/cairn/shared/model/providers/keys"
 	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/secrets"
@@ -162,6 +165,10 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 	if c.Endpoint != "" {
 		awsCfg.BaseEndpoint = aws.String(c.Endpoint)
 	}
+	// Every call reports what it used to its handler run's tally
+	// (shared/meter): the orchestration part of a turn's cost.
+	awsCfg.APIOptions = slices.Clone(awsCfg.APIOptions)
+	awsmeter.Instrument(&awsCfg)
 	var clock contracts.Clock = contracts.WallClock{}
 	if c.Clock != nil {
 		clock = c.Clock
@@ -212,10 +219,37 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		}
 		rc.Prices = &prices
 	}
+	rc.Meter = orchestrationMeter(rc.Prices, getenv, clock)
 	if err := workflowPorts(c, awsCfg, store, &ports, &rc); err != nil {
 		return nil, fmt.Errorf("aws backend: %w", err)
 	}
 	return assemble.New(ports, rc)
+}
+
+// orchestrationMeter starts a handler run's tally from what its message
+// carried: a phase message adds one Lambda invocation and three SQS
+// requests (its send, receive and delete); an API request (m nil) one
+// invocation. The run's duration is priced at the function's memory
+// (AWS_LAMBDA_FUNCTION_MEMORY_SIZE, which Lambda sets; unset: not priced).
+func orchestrationMeter(prices *pricing.Table, getenv func(string) string, clock contracts.Clock) func(context.Context, *contracts.Message) context.Context {
+	t := pricing.Default()
+	if prices != nil {
+		t = *prices
+	}
+	mem, _ := strconv.Atoi(getenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE"))
+	return func(ctx context.Context, m *contracts.Message) context.Context {
+		start := contracts.Orchestration{Invocations: 1}
+		submission := ""
+		if m != nil {
+			if m.Orchestration != nil {
+				start = *m.Orchestration
+				start.Invocations++
+			}
+			start.QueueRequests += 3
+			submission = m.SubmissionID
+		}
+		return meter.Start(ctx, meter.Run{Prices: t.AWS, Currency: t.Currency, Submission: submission, Start: start, MemoryMB: max(mem, 0), Now: clock.Now})
+	}
 }
 
 // StreamFlushEvery is how often a model stream's text is written on AWS:
