@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -125,9 +126,24 @@ func dim(v string) string {
 	return v
 }
 
+// metering is whether a meter provider was installed (SetMeterProvider):
+// with neither it nor EMF, Record returns at once.
+var metering atomic.Bool
+
+// SetMeterProvider installs mp as the global meter provider that
+// instruments record to (Setup does, for OTLP; tests, for a reader).
+func SetMeterProvider(mp metric.MeterProvider) {
+	otel.SetMeterProvider(mp)
+	metering.Store(true)
+}
+
 // Record records v with the dimension values dims (in in.Dims's order;
 // a missing value is "none", extra values are ignored).
 func (in *Instrument) Record(ctx context.Context, v float64, dims ...string) {
+	s := sink.Load()
+	if s == nil && !metering.Load() {
+		return // nothing would see it
+	}
 	values := make([]string, len(in.Dims))
 	attrs := make([]attribute.KeyValue, 0, len(in.Dims)+1)
 	attrs = append(attrs, attribute.String("function", functionOf(ctx)))
@@ -146,7 +162,7 @@ func (in *Instrument) Record(ctx context.Context, v float64, dims ...string) {
 	case count != nil && v >= 0:
 		count.Add(ctx, v, opt)
 	}
-	if s := sink.Load(); s != nil {
+	if s != nil {
 		s.write(ctx, in, v, values)
 	}
 }

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"io"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -18,8 +19,8 @@ func TestInstrumentsAreOTelMetrics(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	prev := otel.GetMeterProvider()
-	otel.SetMeterProvider(mp)
-	t.Cleanup(func() { otel.SetMeterProvider(prev) })
+	SetMeterProvider(mp)
+	t.Cleanup(func() { otel.SetMeterProvider(prev); metering.Store(false) })
 
 	ctx := WithFunction(context.Background(), "tools")
 	ToolDuration.Record(ctx, 12.5, "bash", "ok")
@@ -75,4 +76,22 @@ func TestMetricsEnabledFollowsTheStandardVariables(t *testing.T) {
 	}, "METRICS", "v1/metrics"); got != "http://h:4318/v1/metrics" {
 		t.Errorf("endpoint %q", got)
 	}
+}
+
+// BenchmarkRecord: one record with nothing installed (the default), and
+// with EMF on (a Lambda function) writing to a discarding writer.
+func BenchmarkRecord(b *testing.B) {
+	ctx := WithFunction(context.Background(), "model")
+	b.Run("off", func(b *testing.B) {
+		for b.Loop() {
+			ToolDuration.Record(ctx, 12.5, "bash", "ok")
+		}
+	})
+	b.Run("emf", func(b *testing.B) {
+		EMF(io.Discard)
+		defer EMF(nil)
+		for b.Loop() {
+			ToolDuration.Record(ctx, 12.5, "bash", "ok")
+		}
+	})
 }

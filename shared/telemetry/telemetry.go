@@ -107,7 +107,7 @@ func Setup(ctx context.Context, getenv func(string) string, service string) (shu
 			return shutdown, fmt.Errorf("telemetry: the OTLP/HTTP metric exporter: %w", err)
 		}
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
-		otel.SetMeterProvider(mp)
+		SetMeterProvider(mp)
 		stops = append(stops, func(ctx context.Context) error { return errors.Join(mp.ForceFlush(ctx), mp.Shutdown(ctx)) })
 	}
 	return shutdown, nil
