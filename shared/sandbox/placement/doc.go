@@ -21,8 +21,13 @@
 // recorded, and the sandbox Acquire returns then snapshots it and carries
 // the notice for the model (contracts.DurableWorkspace).
 //
-// It may import shared/contracts, shared/ids, shared/sandbox/snapshot and
-// the standard library.
+// Every sandbox the Router hands out is Traced (trace.go): each operation,
+// whatever the kind, is a span "cairn.sandbox <method>", and Acquire and
+// Release are spans of their own.
+//
+// It may import shared/contracts, shared/ids, shared/sandbox/snapshot,
+// shared/telemetry (the operations' spans: trace.go), the OpenTelemetry API
+// and the standard library.
 //
 // # Usage
 //

@@ -34,18 +34,27 @@ var (
 // filled in (so "" and the default kind's name fingerprint alike). An
 // unknown kind is an error wrapping contracts.ErrInvalid that lists the
 // kinds served.
-func (r *Router) Acquire(ctx context.Context, sessionID string, spec contracts.SandboxSpec) (contracts.SandboxAPI, error) {
+//
+// The sandbox it returns is Traced, and the Acquire itself is a span
+// "cairn.sandbox acquire" (trace.go).
+func (r *Router) Acquire(ctx context.Context, sessionID string, spec contracts.SandboxSpec) (_ contracts.SandboxAPI, err error) {
 	kind := spec.Kind
 	if kind == "" {
 		kind = r.Default
 	}
+	ctx, span := opSpan(ctx, kind, sessionID, "acquire")
+	defer func() { done(span, err) }()
 	p, ok := r.Kinds[kind]
 	if !ok || p == nil {
 		return nil, fmt.Errorf("acquiring sandbox for session %s: sandbox kind %q is not served by this deployment (it serves %s): %w",
 			sessionID, kind, r.served(), contracts.ErrInvalid)
 	}
 	spec.Kind = kind
-	return p.Acquire(ctx, sessionID, spec)
+	sb, err := p.Acquire(ctx, sessionID, spec)
+	if err != nil || sb == nil {
+		return sb, err
+	}
+	return Traced(sb, kind, sessionID), nil
 }
 
 // Check reports, before a session is created, whether its sandbox spec can
@@ -71,8 +80,11 @@ func (r *Router) Check(spec contracts.SandboxSpec) error {
 	return nil
 }
 
-// Release asks every provider to release the session and joins the errors.
-func (r *Router) Release(ctx context.Context, sessionID string) error {
+// Release asks every provider to release the session and joins the errors
+// (one span, "cairn.sandbox release", its kind every kind served).
+func (r *Router) Release(ctx context.Context, sessionID string) (err error) {
+	ctx, span := opSpan(ctx, strings.Join(r.kinds(), ","), sessionID, "release")
+	defer func() { done(span, err) }()
 	var errs []error
 	for _, kind := range r.kinds() {
 		if err := r.Kinds[kind].Release(ctx, sessionID); err != nil {

@@ -71,6 +71,7 @@ type Options struct {
 // line or formatted value of the Client.
 type Client struct {
 	endpoint string
+	host     string // the endpoint's host and port: what its spans name
 	auth     string // "Bearer <token>"
 	hc       *http.Client
 	timeout  time.Duration
@@ -116,6 +117,7 @@ func New(endpoint, token string, opts Options) (*Client, error) {
 	}
 	return &Client{
 		endpoint: strings.TrimRight(u.String(), "/"),
+		host:     u.Host,
 		auth:     "Bearer " + token,
 		hc:       hc,
 		timeout:  opts.Timeout,
@@ -221,12 +223,15 @@ type request struct {
 }
 
 // do sends rq (retrying as rq.retry allows) and decodes a 200 answer into
-// out.
-func (c *Client) do(ctx context.Context, rq request, out any) error {
+// out. The whole call, retries included, is one client span (trace.go).
+func (c *Client) do(ctx context.Context, rq request, out any) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, rq.timeout)
 	defer cancel()
+	ctx, rt := c.roundTrip(ctx, rq.name)
+	defer func() { rt.end(err) }()
 	for attempt := 0; ; attempt++ {
-		body, retryable, err := c.send(ctx, rq)
+		rt.attempt(attempt + 1)
+		body, retryable, err := c.send(ctx, rq, rt)
 		if err == nil {
 			if err := json.Unmarshal(body, out); err != nil {
 				return fmt.Errorf("remote sandbox %s: decoding the result: %v: %w", rq.name, err, contracts.ErrUnavailable)
@@ -236,6 +241,7 @@ func (c *Client) do(ctx context.Context, rq request, out any) error {
 		if !retryable || attempt >= c.retries {
 			return err
 		}
+		rt.retry(attempt+1, err)
 		if werr := wait(ctx, attempt); werr != nil {
 			return c.ctxError(rq.name, werr)
 		}
@@ -244,7 +250,7 @@ func (c *Client) do(ctx context.Context, rq request, out any) error {
 
 // send makes one attempt. It returns the body of a 200 answer, or the
 // error and whether it may be retried.
-func (c *Client) send(ctx context.Context, rq request) (body []byte, retryable bool, err error) {
+func (c *Client) send(ctx context.Context, rq request, rt roundTrip) (body []byte, retryable bool, err error) {
 	var rd io.Reader
 	if rq.body != nil {
 		rd = bytes.NewReader(rq.body)
@@ -259,6 +265,7 @@ func (c *Client) send(ctx context.Context, rq request) (body []byte, retryable b
 	if rq.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	rt.inject(ctx, req.Header)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -271,6 +278,7 @@ func (c *Client) send(ctx context.Context, rq request) (body []byte, retryable b
 			fmt.Errorf("remote sandbox %s: %w: %v", rq.name, contracts.ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
+	rt.status(resp.StatusCode)
 	body, err = io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
 		if ctx.Err() != nil {

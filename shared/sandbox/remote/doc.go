@@ -37,9 +37,14 @@
 // certificate is ErrUnavailable (and ErrCertMismatch), never retried, and
 // the client never falls back to plain HTTP.
 //
+// Traces: every request is a client span "cairn.sandbox.http <method>"
+// (retries are its events) whose W3C traceparent header sandboxd continues
+// (trace.go).
+//
 // It may import shared/contracts, shared/sandbox/proto,
-// shared/sandbox/snapshot (the workspace streams it carries: workspace.go)
-// and the standard library.
+// shared/sandbox/snapshot (the workspace streams it carries: workspace.go),
+// shared/telemetry (its spans: trace.go), the OpenTelemetry API and the
+// standard library.
 //
 // # Usage
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -63,8 +64,16 @@ func (c *Client) ImportWorkspace(ctx context.Context, r io.Reader) (int, error) 
 
 // stream sends one POST and returns a 200 answer with its body unread; any
 // other answer is decoded into its error.
-func (c *Client) stream(ctx context.Context, name, path, contentType string, body io.Reader) (*http.Response, error) {
+// Its span (trace.go) ends when the body is closed.
+func (c *Client) stream(ctx context.Context, name, path, contentType string, body io.Reader) (_ *http.Response, err error) {
 	ctx, cancel := context.WithTimeout(ctx, WorkspaceTimeout)
+	ctx, rt := c.roundTrip(ctx, strings.ReplaceAll(name, " ", "_"))
+	rt.attempt(1)
+	defer func() {
+		if err != nil {
+			rt.end(err)
+		}
+	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint+path, body)
 	if err != nil {
 		cancel()
@@ -74,6 +83,7 @@ func (c *Client) stream(ctx context.Context, name, path, contentType string, bod
 	req.Header.Set(proto.HeaderAuthorization, c.auth)
 	req.Header.Set("User-Agent", "cairn-sandboxremote/1")
 	req.Header.Set("Content-Type", contentType)
+	rt.inject(ctx, req.Header)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		cancel()
@@ -82,13 +92,14 @@ func (c *Client) stream(ctx context.Context, name, path, contentType string, bod
 		}
 		return nil, fmt.Errorf("remote sandbox %s: %w: %v", name, contracts.ErrUnavailable, err)
 	}
+	rt.status(resp.StatusCode)
 	if resp.StatusCode != http.StatusOK {
 		defer cancel()
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return nil, decodeError(name, resp.StatusCode, b)
 	}
-	resp.Body = cancelOnClose{resp.Body, cancel}
+	resp.Body = cancelOnClose{resp.Body, func() { cancel(); rt.end(nil) }}
 	return resp, nil
 }
 

@@ -23,9 +23,13 @@
 // workspace.go; the format is shared/sandbox/snapshot's). Path confinement, timeouts, output caps,
 // environment scrubbing and the call ledger belong to shared/sandbox/local.
 //
+// Every authorized request is a server span "cairn.sandboxd <method>",
+// continuing the client's trace from its traceparent header (trace.go).
+//
 // It may import shared/contracts, shared/dumpable, shared/sandbox/local,
 // shared/sandbox/proto, shared/sandbox/snapshot (the import limit of
-// workspace.go) and the standard library.
+// workspace.go), shared/telemetry (its spans and their export: trace.go),
+// the OpenTelemetry API and the standard library.
 //
 // # Usage
 //

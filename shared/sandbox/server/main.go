@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/dumpable"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
+	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
 // EnvTokenSHA256 names the environment variable holding the hex SHA-256 of
@@ -54,6 +55,9 @@ const DefaultAddr = "127.0.0.1:7070"
 // environment or memory through /proc.
 //
 // Every command runs under the limits of SANDBOXD_LIMITS (limits.go).
+// With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+// set, every authorized request is a span exported over OTLP/HTTP
+// (trace.go), flushed when Main returns; a bad OTEL_* setting is exit 2.
 //
 // It returns the exit status: 0 after a clean stop, 2 for bad flags, a
 // missing or malformed SANDBOXD_TOKEN_SHA256, a bad SANDBOXD_RUN_AS or
@@ -121,6 +125,20 @@ func Main(ctx context.Context, args, environ []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
 		return 2
 	}
+	// Spans are exported only when OTEL_EXPORTER_OTLP_ENDPOINT (or its
+	// traces variant) is set (trace.go); commands never see OTEL_*.
+	stopTraces, err := telemetry.Setup(ctx, func(k string) string { return lookup(environ, k) }, "sandboxd")
+	if err != nil {
+		fmt.Fprintf(stderr, "sandboxd: %v\n", err)
+		return 2
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTraces(flush); err != nil {
+			cfg.Log.WarnContext(ctx, "sandboxd: flushing spans", "error", err)
+		}
+	}()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandboxd: %v\n", err)

@@ -43,6 +43,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.begin()
 	defer s.end()
+	sw, r, endSpan := serverSpan(w, r)
+	w = sw
+	defer endSpan()
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -140,7 +143,7 @@ func (s *Server) callOutcome(w http.ResponseWriter, r *http.Request, escaped str
 
 // decode reads the JSON body of r (bounded by MaxBody) into v.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	dec := json.NewDecoder(http.MaxBytesReader(raw(w), r.Body, s.cfg.MaxBody))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil && dec.More() {
@@ -159,6 +162,7 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 // fail writes err as a protocol error; internal errors are logged.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, method string, err error) {
 	code, status := proto.Code(err)
+	spanFailed(r, code)
 	if status >= 500 && code != proto.CodeTimeout {
 		s.log.ErrorContext(r.Context(), "sandboxd: call failed", "method", method, "error", err)
 	}

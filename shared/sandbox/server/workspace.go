@@ -41,7 +41,7 @@ func (s *Server) importWorkspace(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "workspace import", fmt.Errorf("content type %.100q: want %s: %w", ct, proto.ContentTypeTar, contracts.ErrInvalid))
 		return
 	}
-	body := http.MaxBytesReader(w, r.Body, MaxImport)
+	body := http.MaxBytesReader(raw(w), r.Body, MaxImport)
 	n, err := s.sb.ImportWorkspace(r.Context(), body)
 	if err != nil {
 		s.fail(w, r, "workspace import", err)
