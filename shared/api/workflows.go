@@ -127,7 +127,7 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 		id = ids.KeyedRun(wf.ID, key)
 	}
 	now := s.Engine.Clock.Now()
-	run, err := s.Workflow.Runs.StartRun(s.ctx(r), contracts.WorkflowRun{ID: id, WorkflowID: wf.ID, Owner: principal(r).Name,
+	run, err := s.Workflow.Runs.StartRun(s.ctx(r), contracts.WorkflowRun{ID: id, WorkflowID: wf.ID, WorkflowName: wf.Name, Owner: principal(r).Name,
 		Script: wf.Script, Input: req.Input, StartedAt: now})
 	if err != nil {
 		s.fail(w, r, err)

@@ -46,17 +46,20 @@ type RunParent struct {
 // WorkflowRun is one execution of a workflow. StartedAt is the script's
 // now(): fixed for the run, so every evaluation sees the same time.
 type WorkflowRun struct {
-	ID          string          `json:"id"`
-	WorkflowID  string          `json:"workflow_id"`
-	Owner       string          `json:"owner,omitempty"` // who started it (a schedule's owner; run_workflow: the calling session's)
-	Script      string          `json:"script"`          // copied at start: editing a workflow never changes a running run
-	Input       json.RawMessage `json:"input,omitempty"`
-	Status      RunStatus       `json:"status"`
-	Result      json.RawMessage `json:"result,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	ScheduleID  string          `json:"schedule_id,omitempty"`
-	ScheduledAt time.Time       `json:"scheduled_at,omitempty"`
-	Parent      *RunParent      `json:"parent,omitempty"`
+	ID         string `json:"id"`
+	WorkflowID string `json:"workflow_id"`
+	// WorkflowName is the workflow's name when the run started ("" for a
+	// run_workflow script: WorkflowID "inline"); it names the run's trace.
+	WorkflowName string          `json:"workflow_name,omitempty"`
+	Owner        string          `json:"owner,omitempty"` // who started it (a schedule's owner; run_workflow: the calling session's)
+	Script       string          `json:"script"`          // copied at start: editing a workflow never changes a running run
+	Input        json.RawMessage `json:"input,omitempty"`
+	Status       RunStatus       `json:"status"`
+	Result       json.RawMessage `json:"result,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	ScheduleID   string          `json:"schedule_id,omitempty"`
+	ScheduledAt  time.Time       `json:"scheduled_at,omitempty"`
+	Parent       *RunParent      `json:"parent,omitempty"`
 	// Cancel is set when someone asked to cancel the run: no node starts
 	// any more, every unfinished node's turn is cancelled, then the run
 	// ends CANCELLED (repair finishes a cancel whose asker died).
@@ -64,10 +67,15 @@ type WorkflowRun struct {
 	Evaluations int     `json:"evaluations"`
 	// ResultsSeen is how many node results the last evaluation saw: a
 	// wake-up that brings none new skips evaluating again.
-	ResultsSeen int       `json:"results_seen,omitempty"`
-	Version     int64     `json:"version"`
-	StartedAt   time.Time `json:"started_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ResultsSeen int `json:"results_seen,omitempty"`
+	// Trace is the W3C traceparent of the run's start span: a run is one
+	// trace, every evaluation a span in it (the wake-ups' own context, a
+	// node's end, travels in messages and becomes a link). Metadata, like
+	// Submission.Trace: no state of the run depends on it.
+	Trace     string    `json:"trace,omitempty"`
+	Version   int64     `json:"version"`
+	StartedAt time.Time `json:"started_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // NodeSpec is the agent work a node asks for: a turn in a session of its

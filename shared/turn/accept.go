@@ -30,13 +30,22 @@ type AcceptOptions struct {
 	// fork); "" is the session head when the turn begins. It must not be an
 	// assistant node that asks for tools (its results would be missing).
 	Parent string
+	// Link is the W3C traceparent of a span that caused the turn but whose
+	// trace it does not join (a workflow run's evaluation): the turn's
+	// trace starts afresh, its accept span linked to that span. "" = the
+	// accept span continues ctx's trace.
+	Link string
 }
 
 // AcceptWith is Accept with options: a fork from opts.Parent.
 func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyKey string, opts AcceptOptions) (_ contracts.Submission, _ bool, err error) {
 	// The turn's trace starts here (continuing the caller's traceparent,
 	// which the API put in ctx).
-	ctx, span := telemetry.Tracer().Start(ctx, "cairn.accept", trace.WithAttributes(attribute.String("cairn.session_id", sessionID)))
+	start := []trace.SpanStartOption{trace.WithAttributes(attribute.String("cairn.session_id", sessionID))}
+	if opts.Link != "" {
+		start = append(start, trace.WithNewRoot(), trace.WithLinks(telemetry.Link(opts.Link)...))
+	}
+	ctx, span := telemetry.Tracer().Start(ctx, "cairn.accept", start...)
 	defer func() {
 		telemetry.Fail(span, err)
 		span.End()

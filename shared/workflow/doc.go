@@ -14,8 +14,12 @@
 // that has not moved for a while with a RepairNonce wake-up, and fails a
 // run whose wake-up was dead-lettered (Fail).
 //
-// It may import shared/contracts, shared/ids, shared/turn and the standard
-// library.
+// A run is one trace: a start span, an evaluation span per wake-up; its
+// node turns are traces of their own linked to the evaluation that started
+// them (trace.go).
+//
+// It may import shared/contracts, shared/ids, shared/telemetry (a run's
+// trace), shared/turn, the OpenTelemetry API and the standard library.
 //
 // # Usage
 //

@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
@@ -48,10 +51,19 @@ func (d *Driver) now() time.Time { return d.Engine.Clock.Now() }
 // by a tool call (Parent) without an Owner is the calling session's
 // owner's, so the run and its nodes' sessions are seen by whoever sees
 // the session.
-func (d *Driver) Start(ctx context.Context, run contracts.WorkflowRun) (contracts.WorkflowRun, error) {
+//
+// The run is a trace of its own (trace.go): its start span's traceparent is
+// stored on the run (Trace).
+func (d *Driver) Start(ctx context.Context, run contracts.WorkflowRun) (_ contracts.WorkflowRun, err error) {
 	if run.ID == "" || run.WorkflowID == "" {
 		return run, fmt.Errorf("starting run: empty id: %w", contracts.ErrInvalid)
 	}
+	ctx, span := startSpan(ctx, run)
+	defer func() {
+		telemetry.Fail(span, err)
+		span.End()
+	}()
+	run.Trace = telemetry.Inject(ctx)
 	if run.Owner == "" && run.Parent != nil {
 		sess, err := d.Engine.Journal.GetSession(ctx, run.Parent.SessionID)
 		if err != nil {
@@ -63,10 +75,12 @@ func (d *Driver) Start(ctx context.Context, run contracts.WorkflowRun) (contract
 		run.StartedAt = d.now()
 	}
 	run.Status, run.UpdatedAt = contracts.RunRunning, d.now()
+	span.SetAttributes(attribute.String("cairn.principal", run.Owner))
 	got, created, err := d.Store.CreateRun(ctx, run)
 	if err != nil {
 		return got, fmt.Errorf("starting run %s: %w", run.ID, err)
 	}
+	span.SetAttributes(attribute.Bool("cairn.workflow.created", created)) // a repeat: the run's trace is the first start's
 	if created {
 		d.log().InfoContext(ctx, "workflow run started", "run_id", got.ID, "workflow_id", got.WorkflowID)
 	}
@@ -100,8 +114,9 @@ func (d *Driver) Fail(ctx context.Context, run contracts.WorkflowRun, reason str
 
 // wake sends the run a wake-up; the nonce names why, so duplicate wakes of
 // one cause collapse in the FIFO dedup window.
+// It carries ctx's span (trace.go).
 func (d *Driver) wake(ctx context.Context, runID, why string) error {
-	m := contracts.Message{Kind: contracts.QueueWorkflow, SessionID: runID, SubmissionID: runID, Nonce: why}
+	m := contracts.Message{Kind: contracts.QueueWorkflow, SessionID: runID, SubmissionID: runID, Nonce: why, Trace: telemetry.Inject(ctx)}
 	if err := d.Engine.Queue.Send(ctx, contracts.QueueWorkflow, m); err != nil {
 		return fmt.Errorf("waking run %s: %w", runID, err)
 	}
@@ -109,8 +124,8 @@ func (d *Driver) wake(ctx context.Context, runID, why string) error {
 }
 
 // Handle is the workflow queue's handler: a schedule firing starts its run;
-// a wake-up evaluates the run once.
-func (d *Driver) Handle(ctx context.Context, m contracts.Message) error {
+// a wake-up evaluates the run once, a span in the run's trace (trace.go).
+func (d *Driver) Handle(ctx context.Context, m contracts.Message) (err error) {
 	if m.ScheduleID != "" {
 		return d.fire(ctx, m.ScheduleID, m.ScheduledAt)
 	}
@@ -122,6 +137,11 @@ func (d *Driver) Handle(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return fmt.Errorf("reading run %s: %w", m.SubmissionID, err)
 	}
+	ctx, span := evalSpan(ctx, run, m)
+	defer func() {
+		telemetry.Fail(span, err)
+		span.End()
+	}()
 	if run.Status.Terminal() {
 		return d.notifyParent(ctx, run) // a repeat: make sure the waiting call heard
 	}
@@ -168,7 +188,7 @@ func (d *Driver) fire(ctx context.Context, scheduleID string, at time.Time) erro
 	if err != nil {
 		return fmt.Errorf("firing schedule %s: %w", s.ID, err)
 	}
-	run.WorkflowID, run.Script = wf.ID, wf.Script
+	run.WorkflowID, run.WorkflowName, run.Script = wf.ID, wf.Name, wf.Script
 	_, err = d.Start(ctx, run)
 	return err
 }
@@ -192,6 +212,8 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair
 		return err
 	}
 	stale := run.Evaluations > 0 && len(results) == run.ResultsSeen
+	counted(ctx, attribute.Int("cairn.workflow.nodes.done", len(results)), attribute.Int("cairn.workflow.nodes.running", len(running)),
+		attribute.Bool("cairn.workflow.stale", stale))
 	if stale && !repair {
 		return nil // nothing new since the last evaluation: its nodes still run
 	}
@@ -201,12 +223,14 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair
 	if err != nil {
 		return fmt.Errorf("evaluating run %s: %w", run.ID, err)
 	}
+	counted(ctx, attribute.String("cairn.workflow.eval_status", string(resp.Status)), attribute.Int("cairn.workflow.nodes.pending", len(resp.Pending)))
 	switch resp.Status {
 	case contracts.EvalDone:
 		return d.finish(ctx, run, contracts.RunSucceeded, resp.Value, "")
 	case contracts.EvalFailed:
 		return d.finish(ctx, run, contracts.RunFailed, nil, "script_failed: "+resp.Error)
 	case contracts.EvalPending:
+		started := 0
 		for _, p := range resp.Pending {
 			if running[p.ID] && !repair {
 				continue // started by an earlier evaluation: its turn runs (a repair starts every one again: create-if-absent)
@@ -214,8 +238,13 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair
 			if err := d.startNode(ctx, run, p); err != nil {
 				return err
 			}
+			started++
 		}
+		counted(ctx, attribute.Int("cairn.workflow.nodes.started", started))
 		next := run
+		if next.Trace == "" { // a run started with tracing off: its trace starts here
+			next.Trace = telemetry.Inject(ctx)
+		}
 		if !stale {
 			next.Evaluations++
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
@@ -100,7 +101,8 @@ func (d *Driver) startNode(ctx context.Context, run contracts.WorkflowRun, p con
 	if err != nil && !errors.Is(err, contracts.ErrExists) {
 		return fmt.Errorf("creating the session of node %s: %w", p.ID, err)
 	}
-	if _, _, err := d.Engine.Accept(ctx, sid, p.Spec.Prompt, "node:"+p.ID); err != nil {
+	// The node's turn is a trace of its own, linked to this evaluation.
+	if _, _, err := d.Engine.AcceptWith(ctx, sid, p.Spec.Prompt, "node:"+p.ID, turn.AcceptOptions{Link: telemetry.Inject(ctx)}); err != nil {
 		if errors.Is(err, contracts.ErrInvalid) || errors.Is(err, contracts.ErrTooLarge) {
 			return d.nodeFailed(ctx, run.ID, p.ID, "invalid node: "+err.Error())
 		}
