@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/telemetry"
 )
@@ -58,7 +61,13 @@ func (t bashTool) Run(ctx context.Context, call contracts.ToolCall) (contracts.T
 	if err != nil {
 		return failure(err)
 	}
+	describeExit(ctx, res)
 	return execResult(res), nil
+}
+
+// describeExit puts a command's exit status on the tool call's span.
+func describeExit(ctx context.Context, res contracts.ExecResult) {
+	trace.SpanFromContext(ctx).SetAttributes(attribute.Int("cairn.tool.exit_code", res.ExitCode), attribute.Bool("cairn.tool.timed_out", res.TimedOut))
 }
 
 // execResult renders a finished command deterministically: stdout, stderr

@@ -17,8 +17,8 @@
 // error is an infrastructure failure.
 //
 // It may import shared/contracts, shared/ids, shared/telemetry (a command gets
-// its call's TRACEPARENT), the standard library and the
-// jsonschema validator. It never imports a sandbox implementation.
+// its call's TRACEPARENT), the OpenTelemetry API (a command's exit status on
+// its call's span), the standard library and the jsonschema validator. It never imports a sandbox implementation.
 //
 // # Usage
 //

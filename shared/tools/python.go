@@ -56,5 +56,6 @@ func (t pythonTool) Run(ctx context.Context, call contracts.ToolCall) (contracts
 	if err != nil {
 		return failure(err)
 	}
+	describeExit(ctx, res)
 	return execResult(res), nil
 }

@@ -25,6 +25,7 @@ func (e *Engine) commit(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return e.staleOr(ctx, err, m)
 	}
+	describe(ctx, sub)
 	if sub.Phase == contracts.PhaseCommitted {
 		return e.StartNext(ctx, sub.SessionID) // a repeat: make sure the session moved on
 	}

@@ -277,6 +277,7 @@ func (e *Engine) load(ctx context.Context, m contracts.Message, phase contracts.
 	if sub.Phase != phase || sub.Step != m.Step {
 		return sub, false, nil
 	}
+	describe(ctx, sub)
 	return sub, true, nil
 }
 

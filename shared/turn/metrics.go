@@ -73,3 +73,25 @@ func reasonClass(reason string) string {
 	}
 	return class
 }
+
+// describe puts sub's principal and attempt on the handler run's span
+// (again after a lease, which counts an attempt).
+func describe(ctx context.Context, sub contracts.Submission) {
+	trace.SpanFromContext(ctx).SetAttributes(attribute.String("cairn.principal", sub.Owner), attribute.Int("cairn.attempt", sub.Attempt))
+}
+
+type sandboxKindKey struct{}
+
+// withSandboxKind marks the tools phase's context with its sandbox's kind
+// ("" = the deployment's default), for its tool spans.
+func withSandboxKind(ctx context.Context, kind string) context.Context {
+	if kind == "" {
+		kind = "default"
+	}
+	return context.WithValue(ctx, sandboxKindKey{}, kind)
+}
+
+func sandboxKind(ctx context.Context) string {
+	k, _ := ctx.Value(sandboxKindKey{}).(string)
+	return k
+}

@@ -45,6 +45,7 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 			if err != nil {
 				return err
 			}
+			describe(ctx, sub)
 			if exhausted = attempts(sub) > e.maxAttempts(); exhausted {
 				return nil
 			}

@@ -48,6 +48,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 		if err != nil {
 			return err
 		}
+		describe(ctx, sub)
 		if attempts(sub) > e.maxAttempts() {
 			return e.Fail(ctx, sub, fmt.Sprintf("attempts_exhausted:TOOLS step %d", sub.Step))
 		}
@@ -67,6 +68,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	if err != nil {
 		return fmt.Errorf("acquiring sandbox of session %s: %w", sess.ID, err)
 	}
+	work = withSandboxKind(work, sess.Spec.Sandbox.Kind)
 	ts, err := e.Registry.Bind(sess.Spec.Tools, e.binding(sess, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap, Workflows: e.Workflows, MCP: e.MCP}))
 	if errors.Is(err, contracts.ErrInvalid) {
 		latest, lerr := h.release()
@@ -287,7 +289,7 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	effect := ts.Effect(call.Name)
 	ctx, span := telemetry.Tracer().Start(ctx, "cairn.tool "+call.Name, trace.WithAttributes(attribute.String("cairn.tool.name", call.Name),
 		attribute.String("cairn.tool.effect", string(effect)), attribute.String("cairn.effect_id", call.EffectID), attribute.String("cairn.call_id", call.ID),
-		attribute.Int("cairn.step", sub.Step)))
+		attribute.Int("cairn.step", sub.Step), attribute.String("cairn.sandbox.kind", sandboxKind(ctx))))
 	start := time.Now()
 	r, err := ts.Call(ctx, call)
 	span.SetAttributes(attribute.Bool("cairn.tool.is_error", r.IsError))

@@ -89,6 +89,14 @@ func TestTurnIsOneTrace(t *testing.T) {
 			if s.Parent.IsRemote() == false {
 				t.Errorf("%s: its parent came through the queue, not from the context", s.Name)
 			}
+			for _, k := range []string{"cairn.session_id", "cairn.submission_id", "cairn.step", "cairn.phase", "cairn.principal"} {
+				if _, ok := attr(s, k); !ok {
+					t.Errorf("%s lacks %s: %v", s.Name, k, s.Attributes)
+				}
+			}
+			if a, ok := attr(s, "cairn.attempt"); !ok || (s.Name != "cairn.phase commit" && a.AsInt64() < 1) {
+				t.Errorf("%s: attempt %v, want the run's attempt (≥ 1 once leased)", s.Name, a.Emit())
+			}
 		case len(s.Name) > len("cairn.model ") && s.Name[:len("cairn.model ")] == "cairn.model ":
 			if p := byID[s.Parent.SpanID()]; p.Name != "cairn.phase model" {
 				t.Errorf("model span under %q", p.Name)
@@ -102,7 +110,7 @@ func TestTurnIsOneTrace(t *testing.T) {
 			if p := byID[s.Parent.SpanID()]; p.Name != "cairn.phase tools" {
 				t.Errorf("tool span under %q", p.Name)
 			}
-			for _, k := range []string{"cairn.tool.name", "cairn.tool.effect", "cairn.effect_id", "cairn.tool.is_error"} {
+			for _, k := range []string{"cairn.tool.name", "cairn.tool.effect", "cairn.effect_id", "cairn.tool.is_error", "cairn.sandbox.kind"} {
 				if _, ok := attr(s, k); !ok {
 					t.Errorf("tool span %s lacks %s: %v", s.Name, k, s.Attributes)
 				}
@@ -127,6 +135,18 @@ func TestTurnIsOneTrace(t *testing.T) {
 	}
 	if n != 4 {
 		t.Errorf("%d tool spans in the turn's trace, want 4", n)
+	}
+	// The demo's bash call reports its exit status.
+	exits := 0
+	for _, s := range spans {
+		if s.Name == "cairn.tool bash" {
+			if v, ok := attr(s, "cairn.tool.exit_code"); ok && v.AsInt64() == 0 {
+				exits++
+			}
+		}
+	}
+	if exits == 0 {
+		t.Errorf("no bash span with its exit code: %v", names(spans))
 	}
 }
 
