@@ -8,7 +8,8 @@
 // returned wrapping contracts.ErrInvalid, which ends the turn FAILED
 // "model_error: …" instead of retrying.
 //
-// It may import shared/contracts and the standard library.
+// It may import shared/contracts, the OpenTelemetry API (retries as events on
+// the caller's span) and the standard library.
 //
 // # Usage
 //

@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -79,6 +82,9 @@ func Run(ctx context.Context, p Policy, classify func(error) Failure, emit func(
 		timedOut := errors.Is(actx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
 		if err == nil {
+			if n > 1 {
+				trace.SpanFromContext(ctx).SetAttributes(attribute.Int("cairn.model.retries", n-1))
+			}
 			return resp, nil
 		}
 		if ctx.Err() != nil {
@@ -101,7 +107,11 @@ func Run(ctx context.Context, p Policy, classify func(error) Failure, emit func(
 		if n >= p.Attempts {
 			return resp, fmt.Errorf("model request failed after %d attempts: %w", n, last)
 		}
-		if err := p.Sleep(ctx, p.wait(n, f.RetryAfter)); err != nil {
+		wait := p.wait(n, f.RetryAfter)
+		// A retry is an event on the caller's span (the model call's).
+		trace.SpanFromContext(ctx).AddEvent("cairn.model.retry", trace.WithAttributes(attribute.Int("cairn.model.attempt", n),
+			attribute.Bool("cairn.model.timed_out", timedOut), attribute.Int64("cairn.model.backoff_ms", wait.Milliseconds())))
+		if err := p.Sleep(ctx, wait); err != nil {
 			return resp, err
 		}
 	}

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -162,4 +165,40 @@ func cut(h string) (string, string, bool) {
 		}
 	}
 	return h, "", false
+}
+
+// TestRetriesAreSpanEvents: each retry is an event on the caller's span,
+// and a call that succeeded after retries says how many.
+func TestRetriesAreSpanEvents(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	ctx, span := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)).Tracer("t").Start(context.Background(), "model")
+	s := &script{outcomes: []string{"throttle", "fail", "ok"}}
+	p := Policy{Base: time.Millisecond, Sleep: func(context.Context, time.Duration) error { return nil }}
+	if _, err := Run(ctx, p, classify, func(contracts.ModelEvent) error { return nil }, s.attempt); err != nil {
+		t.Fatal(err)
+	}
+	span.End()
+	got := rec.Ended()[0]
+	var attempts []int64
+	for _, ev := range got.Events() {
+		if ev.Name == "cairn.model.retry" {
+			for _, kv := range ev.Attributes {
+				if kv.Key == "cairn.model.attempt" {
+					attempts = append(attempts, kv.Value.AsInt64())
+				}
+			}
+		}
+	}
+	if len(attempts) != 2 || attempts[0] != 1 || attempts[1] != 2 {
+		t.Fatalf("retry events for attempts %v, want [1 2]", attempts)
+	}
+	found := false
+	for _, kv := range got.Attributes() {
+		if kv.Key == "cairn.model.retries" && kv.Value.AsInt64() == 2 {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no cairn.model.retries=2 on the span: %v", got.Attributes())
+	}
 }
