@@ -37,8 +37,9 @@ bench:
 	$(GO) test -run '^$$' -bench FanOut1000OnEndpoint -benchtime 1x -count 1 -timeout 60m ./shared/aws/backend/ | tee -a bench.log
 	@scripts/bench-summary.sh bench.log
 
-## trace-check: a turn seen by a real trace backend — Jaeger v2 (built once into .tools by scripts/jaeger.sh, minutes) on loopback, cairn dev --otlp, one trace with every phase in order
+## trace-check: a turn seen by a real trace backend — Jaeger v2 (built once into .tools by scripts/jaeger.sh, minutes) on loopback, cairn dev --otlp (embedded, and --backend aws on moto), one trace with every phase in order
 trace-check:
+	scripts/moto.sh start
 	JAEGER_BIN=$$(scripts/jaeger.sh) $(GO) test -tags tracecheck -run TestJaegerSeesATurn -count=1 -v ./cmd/cairn/
 
 ## functions: cross-build every Lambda (provided.al2023/arm64) and the sandboxd container binary into dist/<name>/bootstrap + dist/<name>.zip

@@ -41,24 +41,11 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	getenv := env.getenv
-	if *otlp != "" {
-		getenv = func(k string) string {
-			if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
-				return *otlp
-			}
-			return env.getenv(k)
-		}
-	}
-	stopTraces, err := telemetry.Setup(ctx, getenv, "cairn-dev")
+	stopTelemetry, err := devTelemetry(ctx, env, *otlp, "cairn-dev")
 	if err != nil {
 		return err
 	}
-	defer func() {
-		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = stopTraces(flush)
-	}()
+	defer stopTelemetry()
 	if *stuck <= 0 || *repairEvery <= 0 {
 		return fmt.Errorf("dev: --stuck-after and --repair-every must be positive durations")
 	}
@@ -139,4 +126,28 @@ func newServer(h http.Handler) *http.Server {
 
 func newToken() string {
 	return ids.RandomHex(16)
+}
+
+// devTelemetry installs trace and metric export for a dev server: to
+// otlp when set, else as the standard OTEL_* variables say (nothing by
+// default); the returned stop flushes what is buffered.
+func devTelemetry(ctx context.Context, env envDefaults, otlp, service string) (stop func(), err error) {
+	getenv := env.getenv
+	if otlp != "" {
+		getenv = func(k string) string {
+			if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+				return otlp
+			}
+			return env.getenv(k)
+		}
+	}
+	shutdown, err := telemetry.Setup(ctx, getenv, service)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = shutdown(flush)
+	}, nil
 }

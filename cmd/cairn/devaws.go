@@ -40,16 +40,21 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 	sandboxes := fs.String("sandboxes", "", "directory for local sandboxes (default DATA/sandboxes)")
 	data := fs.String("data", env.Data, "data directory (token file, sandboxes)")
 	token := fs.String("token", env.Token, "the owner's API bearer token (default: DATA/token's, else random)")
+	otlp := fs.String("otlp", "", "export traces and metrics over OTLP/HTTP to this endpoint (default: OTEL_EXPORTER_OTLP_ENDPOINT)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	stopTelemetry, err := devTelemetry(ctx, env, *otlp, "cairn-dev-aws")
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 	if *data == "" {
 		*data = defaultData()
 	}
 	if *sandboxes == "" {
 		*sandboxes = *data + "/sandboxes"
 	}
-	var err error
 	if *token, _, err = serverToken(*data, *token); err != nil {
 		return err
 	}

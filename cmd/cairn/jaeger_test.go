@@ -14,12 +14,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnrun/cairn/shared/contracts"
 )
 
 // TestJaegerSeesATurn (make trace-check; JAEGER_BIN from scripts/jaeger.sh):
 // a real Jaeger v2 on loopback receives `cairn dev --otlp`'s export of a
-// turn, and its query API shows one trace whose phases chain across the
-// queue hops: each phase span a child of the accept span or of a phase.
+// turn — on the embedded backend, and on the serverless shape (`cairn dev
+// --backend aws` against the endpoint: SQS hops between the functions) —
+// and its query API shows one trace whose phases chain across the queue
+// hops: each phase span a child of the accept span or of a phase.
 func TestJaegerSeesATurn(t *testing.T) {
 	bin := os.Getenv("JAEGER_BIN")
 	if bin == "" {
@@ -60,7 +64,19 @@ exporters:
 		return err == nil && resp.StatusCode == 200
 	})
 
-	_, su := tracedDemo(t, "http://"+otlp)
+	for _, c := range []struct {
+		name, service string
+		demo          func(*testing.T, string) (contracts.Session, contracts.Submission)
+	}{{"embedded", "cairn-dev", tracedDemo}, {"aws", "cairn-dev-aws", tracedDemoAWS}} {
+		t.Run(c.name, func(t *testing.T) {
+			_, su := c.demo(t, "http://"+otlp)
+			jaegerHasTheTurn(t, query, c.service, su.ID)
+		})
+	}
+}
+
+// jaegerHasTheTurn checks Jaeger's query API for submission subID's trace.
+func jaegerHasTheTurn(t *testing.T, query, service, subID string) {
 
 	type span struct {
 		SpanID        string `json:"spanID"`
@@ -79,7 +95,7 @@ exporters:
 		Spans   []span `json:"spans"`
 	}
 	poll(t, "the turn's trace in jaeger", func() bool {
-		resp, err := http.Get("http://" + query + "/api/traces?service=cairn-dev&limit=20")
+		resp, err := http.Get("http://" + query + "/api/traces?service=" + service + "&limit=20")
 		if err != nil {
 			return false
 		}
@@ -104,7 +120,7 @@ exporters:
 		for _, sp := range tr.Spans {
 			byID[sp.SpanID] = sp
 			for _, tag := range sp.Tags {
-				if tag.Key == "cairn.submission_id" && tag.Value == su.ID {
+				if tag.Key == "cairn.submission_id" && tag.Value == subID {
 					has = true
 				}
 			}

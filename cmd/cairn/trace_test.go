@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/testkit/awstest"
 )
 
 // otlpReceiver is an OTLP/HTTP trace and metric endpoint on loopback: it
@@ -96,8 +97,23 @@ func (o *otlpReceiver) serveMetrics(w http.ResponseWriter, body []byte) {
 // returns the turn's session and submission.
 func tracedDemo(t *testing.T, endpoint string) (contracts.Session, contracts.Submission) {
 	t.Helper()
+	return demoOn(t, startDev(t, t.TempDir(), "--otlp", endpoint))
+}
+
+// tracedDemoAWS is tracedDemo on `cairn dev --backend aws` (the endpoint's
+// queues, table and bucket; the harness playing the functions).
+func tracedDemoAWS(t *testing.T, endpoint string) (contracts.Session, contracts.Submission) {
+	t.Helper()
+	ep, data := awstest.Endpoint(t), t.TempDir()
+	d, _ := launch(t, data, nil, "cairn dev (aws backend) listening on ", "trace-aws", "dev", "--backend", "aws", "--endpoint", ep,
+		"--addr", "127.0.0.1:0", "--data", data, "--table", awstest.Name(t, "trace"), "--bucket", awstest.Name(t, "trace-blobs"),
+		"--queue-prefix", awstest.Name(t, "trace"), "--token", "trace-aws", "--otlp", endpoint)
+	return demoOn(t, d)
+}
+
+func demoOn(t *testing.T, d *devServer) (contracts.Session, contracts.Submission) {
+	t.Helper()
 	ctx := context.Background()
-	d := startDev(t, t.TempDir(), "--otlp", endpoint)
 	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
 	if err != nil {
 		t.Fatal(err)
@@ -124,10 +140,26 @@ func TestDevExportsATurnAsOneTrace(t *testing.T) {
 	srv := httptest.NewServer(recv)
 	t.Cleanup(srv.Close)
 	s, su := tracedDemo(t, srv.URL)
+	checkExport(t, recv, "cairn-dev", s, su)
+}
+
+// TestDevAWSExportsATurnAsOneTrace: the same on the serverless shape —
+// the turn crosses SQS queues on the endpoint between the functions the
+// harness plays, and is still one trace.
+func TestDevAWSExportsATurnAsOneTrace(t *testing.T) {
+	recv := &otlpReceiver{}
+	srv := httptest.NewServer(recv)
+	t.Cleanup(srv.Close)
+	s, su := tracedDemoAWS(t, srv.URL)
+	checkExport(t, recv, "cairn-dev-aws", s, su)
+}
+
+func checkExport(t *testing.T, recv *otlpReceiver, service string, s contracts.Session, su contracts.Submission) {
+	t.Helper()
 	recv.mu.Lock()
 	defer recv.mu.Unlock()
-	if !slices.Contains(recv.services, "cairn-dev") {
-		t.Errorf("service names %v, want cairn-dev", recv.services)
+	if !slices.Contains(recv.services, service) {
+		t.Errorf("service names %v, want %s", recv.services, service)
 	}
 	traces := map[string]bool{}
 	var names []string
