@@ -94,10 +94,10 @@ func (s *Stack) addSandbox() {
 		// sandbox user, 10001 (functions/sandboxd/Dockerfile): they cannot
 		// touch the call ledger. Set here too, so the task does not depend
 		// on the image's default. No User: root is needed to switch uid.
-		Environment: &map[string]*string{
+		Environment: s.sandboxdTracing(map[string]*string{
 			"SANDBOXD_IDLE_TIMEOUT": jsii.String(strconv.Itoa(SandboxIdleSeconds) + "s"),
 			"SANDBOXD_RUN_AS":       jsii.String(SandboxRunAs),
-		},
+		}),
 		Logging: awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{LogGroup: b.Logs, StreamPrefix: jsii.String("sandboxd")}),
 	})
 }

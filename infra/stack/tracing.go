@@ -147,5 +147,18 @@ func (s *Stack) trace(name string, env map[string]*string, props *awslambda.Func
 	env[EnvOTELService] = jsii.String(serviceName(s.Props.Prefix, name))
 }
 
+// sandboxdTracing adds sandboxd's trace export to its task's environment:
+// with otlp, the operator's endpoint (sandboxd continues each call's trace
+// with a server span; the commands it runs never see OTEL_ variables, which
+// it scrubs). With adot nothing: the collector is a Lambda layer, and a
+// task would need a collector sidecar (not built).
+func (s *Stack) sandboxdTracing(env map[string]*string) *map[string]*string {
+	if s.Props.Tracing == TracingOTLP {
+		env[EnvOTLPEndpoint] = jsii.String(s.Props.OTLPEndpoint)
+		env[EnvOTELService] = jsii.String(serviceName(s.Props.Prefix, "sandboxd"))
+	}
+	return &env
+}
+
 // serviceName is a function's OTEL_SERVICE_NAME: "<prefix>-<function>".
 func serviceName(prefix, name string) string { return prefix + "-" + name }

@@ -241,3 +241,35 @@ func TestTracingFromContext(t *testing.T) {
 		t.Errorf("FromContext = %+v, %v", p, err)
 	}
 }
+
+// sandboxd exports its spans to the operator's collector with otlp, and
+// gets no OTEL_ variable otherwise (adot's collector is a Lambda layer).
+func TestSandboxdTracing(t *testing.T) {
+	adot, _, otlp := tracingStacks(t)
+	if otlp.s.Sandbox == nil || adot.s.Sandbox == nil {
+		t.Fatal("the tracing stacks have no sandbox task to check")
+	}
+	for _, tp := range append(fargate(t), adot, otlp) {
+		if tp.s.Sandbox == nil {
+			continue
+		}
+		var got map[string]string
+		for _, id := range tp.ofType("AWS::ECS::TaskDefinition") {
+			for _, c := range list(tp.props(id)["ContainerDefinitions"]) {
+				got = map[string]string{}
+				for _, kv := range list(obj(c)["Environment"]) {
+					if name, _ := obj(kv)["Name"].(string); strings.HasPrefix(name, "OTEL_") {
+						got[name] = js(obj(kv)["Value"])
+					}
+				}
+			}
+		}
+		want := map[string]string{}
+		if tp == otlp {
+			want = map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": js(otlpEndpoint), "OTEL_SERVICE_NAME": js(tp.s.Props.Prefix + "-sandboxd")}
+		}
+		if js(got) != js(want) {
+			t.Errorf("%s: sandboxd OTEL_ variables %v, want %v", tp.name, got, want)
+		}
+	}
+}
