@@ -112,6 +112,10 @@ type Props struct {
 	// (default DefaultADOTLayerARN; ${AWS::Region} is substituted).
 	// OTLPEndpoint: the operator's collector with TracingOTLP (required).
 	Tracing, ADOTLayerARN, OTLPEndpoint string
+	// TraceContent opts in to prompt, answer and tool text on spans
+	// (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY);
+	// only with tracing on. Default false: no text is ever an attribute.
+	TraceContent bool
 }
 
 // withDefaults fills the zero values and checks the rest.
@@ -254,6 +258,13 @@ func FromContext(get func(key string) string) (Props, error) {
 	}
 	if s := get("operators"); s != "" {
 		p.Operators = strings.Split(s, ",")
+	}
+	switch v := get("traceContent"); v {
+	case "", "false":
+	case "true":
+		p.TraceContent = true
+	default:
+		return p, fmt.Errorf("context traceContent=%q: want true or false", v)
 	}
 	ints := map[string]*int{
 		"endpointAzs": &p.EndpointAZs, "throttleBurst": &p.ThrottleBurst,

@@ -35,6 +35,7 @@ const (
 	EnvOTLPEndpoint    = "OTEL_EXPORTER_OTLP_ENDPOINT"
 	EnvOTELService     = "OTEL_SERVICE_NAME"
 	EnvMetricsExporter = "OTEL_METRICS_EXPORTER"
+	EnvCaptureContent  = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 )
 
 // ADOTEndpoint is where the ADOT collector extension receives OTLP/HTTP.
@@ -85,6 +86,9 @@ func (p *Props) checkTracing() error {
 	}
 	if p.OTLPEndpoint != "" && p.Tracing != TracingOTLP {
 		return fmt.Errorf("otlpEndpoint is only used with tracing=%s (tracing is %s)", TracingOTLP, p.Tracing)
+	}
+	if p.TraceContent && p.Tracing == TracingOff {
+		return fmt.Errorf("traceContent=true puts prompt and answer text on spans, and tracing is %s: set tracing=%s or %s too", TracingOff, TracingADOT, TracingOTLP)
 	}
 	if p.Tracing != TracingOff && p.Sandboxes == SandboxesFargate && p.Network == NetworkPrivate {
 		// The tools function sits in isolated subnets: no route to X-Ray
@@ -145,6 +149,9 @@ func (s *Stack) trace(name string, env map[string]*string, props *awslambda.Func
 		return
 	}
 	env[EnvOTELService] = jsii.String(serviceName(s.Props.Prefix, name))
+	if s.Props.TraceContent {
+		env[EnvCaptureContent] = jsii.String("SPAN_ONLY")
+	}
 }
 
 // sandboxdTracing adds sandboxd's trace export to its task's environment:

@@ -273,3 +273,42 @@ func TestSandboxdTracing(t *testing.T) {
 		}
 	}
 }
+
+// traceContent=true adds the GenAI content opt-in to every runtime
+// function (and only with tracing on); anything but true/false is refused.
+func TestTraceContentOptIn(t *testing.T) {
+	get := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	p, err := stack.FromContext(get(map[string]string{"tracing": "otlp", "otlpEndpoint": otlpEndpoint, "traceContent": "true"}))
+	if err != nil || !p.TraceContent {
+		t.Fatalf("traceContent=true: %+v %v", p.TraceContent, err)
+	}
+	if _, err := stack.FromContext(get(map[string]string{"traceContent": "yes"})); err == nil || !strings.Contains(err.Error(), "traceContent") {
+		t.Fatalf("traceContent=yes: %v", err)
+	}
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(filepath.Join(root, "cdk.out.content")), Context: &map[string]any{"aws:cdk:disable-stack-trace": true}})
+	base := stack.Props{Assets: filepath.Join(root, "dist"), ImageContext: root, SandboxImage: publicImage, Prefix: "cairn-content"}
+	off := base
+	off.TraceContent = true
+	offApp := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(filepath.Join(root, "cdk.out.content-off")), Context: &map[string]any{"aws:cdk:disable-stack-trace": true}})
+	if _, err := stack.New(offApp, "cairn-content-off", off); err == nil || !strings.Contains(err.Error(), "traceContent") {
+		t.Fatalf("traceContent without tracing: %v", err)
+	}
+	on := base
+	on.Tracing, on.OTLPEndpoint, on.TraceContent = stack.TracingOTLP, otlpEndpoint, true
+	s, err := stack.New(app, "cairn-content", on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := &tmpl{name: "cairn-content", s: s, a: assertions.Template_FromStack(s.Stack, nil)}
+	if tp.res, err = parseResources(tp.a); err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range stack.Functions {
+		if fn == stack.FnIsolate {
+			continue
+		}
+		if got := otelEnv(tp, fn)["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"]; got != `"SPAN_ONLY"` {
+			t.Errorf("%s: content opt-in %q", fn, got)
+		}
+	}
+}

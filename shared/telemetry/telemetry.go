@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -73,6 +75,7 @@ func endpoint(getenv func(string) string, signal, path string) string {
 // function is a no-op. service names the process (OTEL_SERVICE_NAME wins
 // when set).
 func Setup(ctx context.Context, getenv func(string) string, service string) (shutdown func(context.Context) error, err error) {
+	captureContent.Store(contentOptIn(getenv(EnvCaptureContent)))
 	var stops []func(context.Context) error
 	shutdown = func(ctx context.Context) error {
 		var errs []error
@@ -111,6 +114,43 @@ func Setup(ctx context.Context, getenv func(string) string, service string) (shu
 		stops = append(stops, func(ctx context.Context) error { return errors.Join(mp.ForceFlush(ctx), mp.Shutdown(ctx)) })
 	}
 	return shutdown, nil
+}
+
+// EnvCaptureContent is the OpenTelemetry GenAI instrumentations' opt-in to
+// message content on spans: SPAN_ONLY or SPAN_AND_EVENT (or true) puts a
+// model call's last input message and its output, and a tool call's input
+// and result, on their spans, each cut at MaxContent bytes. Anything
+// else (the default): no prompt, output or tool text is ever an attribute.
+const EnvCaptureContent = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+// MaxContent bounds one captured content attribute.
+const MaxContent = 8 << 10
+
+var captureContent atomic.Bool
+
+func contentOptIn(v string) bool {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "SPAN_ONLY", "SPAN_AND_EVENT", "TRUE":
+		return true
+	}
+	return false
+}
+
+// CaptureContent reports whether the operator opted in to content on
+// spans (EnvCaptureContent, read by Setup).
+func CaptureContent() bool { return captureContent.Load() }
+
+// Content is s fit for a content attribute: at most MaxContent bytes, cut
+// at a rune boundary, marked when cut.
+func Content(s string) string {
+	if len(s) <= MaxContent {
+		return s
+	}
+	cut := MaxContent
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…[cut]"
 }
 
 // Flush exports the spans ended and the metrics recorded so far (before a

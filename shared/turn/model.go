@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -141,6 +142,13 @@ func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contrac
 		})
 	span.SetAttributes(attribute.Int("gen_ai.usage.input_tokens", resp.Usage.InputTokens), attribute.Int("gen_ai.usage.output_tokens", resp.Usage.OutputTokens),
 		attribute.Int("cairn.model.tool_calls", len(resp.ToolCalls)))
+	if telemetry.CaptureContent() { // the operator's opt-in: never by default
+		var last []byte
+		if len(path) > 0 {
+			last, _ = json.Marshal(path[len(path)-1])
+		}
+		span.SetAttributes(attribute.String("gen_ai.input.messages", telemetry.Content(string(last))), attribute.String("gen_ai.output.messages", telemetry.Content(resp.Text)))
+	}
 	telemetry.ModelLatency.Record(ctx, ms(time.Since(start)), provider, model)
 	telemetry.ModelTokens.Record(ctx, float64(resp.Usage.InputTokens), provider, model, "input")
 	telemetry.ModelTokens.Record(ctx, float64(resp.Usage.OutputTokens), provider, model, "output")

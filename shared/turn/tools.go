@@ -293,6 +293,9 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	start := time.Now()
 	r, err := ts.Call(ctx, call)
 	span.SetAttributes(attribute.Bool("cairn.tool.is_error", r.IsError))
+	if telemetry.CaptureContent() { // the operator's opt-in: never by default
+		span.SetAttributes(attribute.String("cairn.tool.input", telemetry.Content(string(call.Input))), attribute.String("cairn.tool.output", telemetry.Content(r.Content)))
+	}
 	outcome := "ok"
 	if err != nil || r.IsError {
 		outcome = "error"

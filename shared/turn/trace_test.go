@@ -1,6 +1,7 @@
 package turn_test
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 	"github.com/cairnrun/cairn/shared/turn"
 )
@@ -220,5 +222,54 @@ func TestCommandsGetTheirCallsTrace(t *testing.T) {
 	tr := h.Transcript(sess.ID)
 	if !slices.ContainsFunc(tr, func(l string) bool { return strings.Contains(l, want) }) {
 		t.Fatalf("the command did not see %s:\n%s", want, strings.Join(tr, "\n"))
+	}
+}
+
+// TestContentOnlyWhenTheOperatorOptsIn: by default no span carries a
+// prompt, an answer or a tool's text; with the GenAI opt-in variable the
+// model span carries its last input and its output, the tool span its
+// input and result.
+func TestContentOnlyWhenTheOperatorOptsIn(t *testing.T) {
+	for _, optIn := range []bool{false, true} {
+		env := map[string]string{}
+		if optIn {
+			env[telemetry.EnvCaptureContent] = "SPAN_ONLY"
+		}
+		if _, err := telemetry.Setup(context.Background(), func(k string) string { return env[k] }, "test"); err != nil {
+			t.Fatal(err)
+		}
+		exp := traced(t)
+		h := enginetest.New(t)
+		const prompt = "a prompt no attribute may carry 7f3a"
+		sub := h.Submit(h.Session(contracts.SessionSpec{Model: "scripted:demo"}).ID, prompt)
+		h.Drain()
+		got := h.Get(sub.ID)
+		_, spans := ofTurn(t, exp, sub.ID)
+		var output, toolInputs, inputs int
+		for _, s := range spans {
+			if v, ok := attr(s, "gen_ai.output.messages"); ok && v.AsString() == got.Result {
+				output++
+			}
+			if _, ok := attr(s, "cairn.tool.input"); ok {
+				toolInputs++
+			}
+			if v, ok := attr(s, "gen_ai.input.messages"); ok && strings.Contains(v.AsString(), prompt) {
+				inputs++
+			}
+			for _, kv := range s.Attributes {
+				if !optIn && (strings.Contains(kv.Value.Emit(), got.Result) || strings.Contains(kv.Value.Emit(), prompt)) {
+					t.Errorf("without the opt-in, %s carries text in %s", s.Name, kv.Key)
+				}
+			}
+		}
+		if optIn && (output != 1 || toolInputs != 4 || inputs != 1) {
+			t.Errorf("with the opt-in: %d model spans with the answer (want 1), %d with the prompt (want 1), %d tool spans with their input (want 4)", output, inputs, toolInputs)
+		}
+		if !optIn && (output != 0 || toolInputs != 0) {
+			t.Errorf("without the opt-in: %d, %d content attributes", output, toolInputs)
+		}
+	}
+	if _, err := telemetry.Setup(context.Background(), func(string) string { return "" }, "test"); err != nil {
+		t.Fatal(err)
 	}
 }
