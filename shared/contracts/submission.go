@@ -114,7 +114,9 @@ type Submission struct {
 	// Orchestration is what the turn's handlers used on the AWS backend
 	// (shared/meter; nil elsewhere).
 	Orchestration *Orchestration `json:"orchestration,omitempty"`
-	// Cost estimates Usage's price (nil: no price for the session's model).
+	// Cost estimates Usage's price and, on the AWS backend, Orchestration's
+	// (nil: neither is priced; Prices "" : the session's model has no price,
+	// whatever Model says).
 	Cost      *Cost     `json:"cost,omitempty"`
 	StartedAt time.Time `json:"started_at,omitempty"`
 	// ParkedAt is when the turn parked for an approval decision (zero

@@ -169,13 +169,17 @@ func Resume(ctx context.Context, store contracts.JournalStore, cur contracts.Sub
 	return out, nil
 }
 
-// update is every conditional write of a record here. A terminal one
-// records the turn's metered orchestration (shared/meter: carried from
-// run to run in the messages until then, so the running record does not
-// grow), given back to the run if the write fails.
+// update is every conditional write of a record here. A terminal one —
+// and one of a parked turn or a turn being cancelled, which may wait
+// without a message — records the turn's metered orchestration
+// (shared/meter: carried from run to run in the messages until then, so
+// the running record does not grow), given back to the run if the write
+// fails.
 func update(ctx context.Context, store contracts.JournalStore, next contracts.Submission, version int64) (contracts.Submission, error) {
 	undo := func() {}
-	if next.Phase.Terminal() {
+	// A parked turn and one whose cancel was requested may send no message
+	// before their next write: their writes record the tally too.
+	if next.Phase.Terminal() || !next.ParkedAt.IsZero() || next.Cancel != nil {
 		undo = meter.Fold(ctx, &next)
 	}
 	out, err := store.UpdateSubmission(ctx, next, version)

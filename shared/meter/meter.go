@@ -115,16 +115,20 @@ func Carry(ctx context.Context, submission string) *contracts.Orchestration {
 }
 
 // Fold records the run's usage (with an estimate of the write about to
-// be made) in sub, the turn's terminal record, and prices it; it returns
+// be made) in sub — the turn's terminal record, or one that waits without
+// a message (parked, cancel requested) — and prices it; it returns
 // undo, which gives the usage back to the run when the write does not
 // happen. No tally, or another turn's record: nothing changes.
 func Fold(ctx context.Context, sub *contracts.Submission) (undo func()) {
 	t := from(ctx)
-	if t == nil || (t.submission != "" && t.submission != sub.ID) {
+	if t == nil {
 		return func() {}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.submission != "" && t.submission != sub.ID {
+		return func() {}
+	}
 	before, last, ahead := t.pending, t.last, t.ahead
 	t.elapsed()
 	took := t.pending

@@ -99,3 +99,23 @@ func TestNoTallyNoChange(t *testing.T) {
 		t.Fatalf("%+v %+v", s.Orchestration, s.Cost)
 	}
 }
+
+// TestConcurrentCarryAndFold: a tally is used from the handler and its
+// lease holder's goroutine at once (go test -race).
+func TestConcurrentCarryAndFold(t *testing.T) {
+	clk := &clock{t: time.Unix(0, 0)}
+	ctx := Start(context.Background(), Run{Prices: prices, Currency: "USD", Start: contracts.Orchestration{Invocations: 1}, Now: clk.now})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			Add(ctx, contracts.Orchestration{DynamoReadUnits: 1})
+			Carry(ctx, "s")
+		}
+	}()
+	for range 100 {
+		s := contracts.Submission{ID: "s"}
+		Fold(ctx, &s)
+	}
+	<-done
+}

@@ -110,19 +110,27 @@ func FromEnv(getenv func(string) string) (Table, error) {
 // Lookup finds model's price: an exact entry, else the longest matching
 // pattern.
 func (t Table) Lookup(model string) (Price, bool) {
-	if p, ok := t.Models[model]; ok {
-		return p, true
+	k, ok := t.Match(model)
+	return t.Models[k], ok
+}
+
+// Match is the table's entry for model: model itself, else the longest
+// pattern matching it (ok false: none). The entries are a bounded set of
+// names, fit for a metric dimension where model names are not.
+func (t Table) Match(model string) (entry string, ok bool) {
+	if _, ok := t.Models[model]; ok {
+		return model, true
 	}
-	best, found := -1, Price{}
-	for k, p := range t.Models {
+	best := ""
+	for k := range t.Models {
 		if !strings.Contains(k, "*") {
 			continue
 		}
-		if ok, _ := path.Match(k, model); ok && len(k) > best {
-			best, found = len(k), p
+		if ok, _ := path.Match(k, model); ok && (len(k) > len(best) || len(k) == len(best) && k < best) {
+			best = k
 		}
 	}
-	return found, best >= 0
+	return best, best != ""
 }
 
 // Cost is the estimate of usage on model (nil: the table has no price

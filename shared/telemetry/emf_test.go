@@ -58,8 +58,14 @@ func checkEMF(t *testing.T, schema *jsonschema.Schema, line []byte) map[string]a
 		dir := d.(map[string]any)
 		for _, set := range dir["Dimensions"].([]any) {
 			for _, name := range set.([]any) {
-				if _, ok := doc[name.(string)].(string); !ok {
+				v, ok := doc[name.(string)].(string)
+				if !ok {
 					t.Errorf("dimension %q is not a string member of the root: %s", name, line)
+				}
+				// CloudWatch's rule for a dimension value: 1-1024
+				// printable ASCII characters, not only spaces.
+				if len(v) == 0 || len(v) > 1024 || strings.TrimSpace(v) == "" || strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r > 0x7e }) >= 0 {
+					t.Errorf("dimension %q = %q is not a CloudWatch dimension value: %s", name, v, line)
 				}
 			}
 		}
@@ -174,13 +180,17 @@ func TestDimensionValuesAreBounded(t *testing.T) {
 	t.Cleanup(func() { EMF(nil) })
 	ToolDuration.Record(context.Background(), 3, "", "ok")
 	ModelTokens.Record(context.Background(), 7, strings.Repeat("p", 5000))
+	ToolFailures.Record(context.Background(), 1, strings.Repeat("a", MaxDimLength-1)+"é工具\x00\n")
 	sc := bufio.NewScanner(&out)
 	var docs []map[string]any
 	for sc.Scan() {
 		docs = append(docs, checkEMF(t, schema, sc.Bytes()))
 	}
-	if len(docs) != 2 {
+	if len(docs) != 3 {
 		t.Fatalf("%d lines", len(docs))
+	}
+	if v := docs[2]["tool"].(string); v != strings.Repeat("a", MaxDimLength-1)+"_" {
+		t.Errorf("non-ASCII value cut to %q", v)
 	}
 	if docs[0]["tool"] != "none" || docs[0]["function"] != "cairn" {
 		t.Errorf("empty tool: %v", docs[0])

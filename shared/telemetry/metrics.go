@@ -114,16 +114,28 @@ func functionOf(ctx context.Context) string {
 // is a name, never free text).
 const MaxDimLength = 128
 
-// dim is v fit for a dimension value: non-empty, bounded.
+// dim is v fit for a dimension value: printable ASCII (CloudWatch's rule;
+// anything else becomes "_", so a cut never splits a character and an
+// OTLP export never meets invalid UTF-8), non-empty, bounded. Callers
+// bound the number of distinct values (names the deployment knows, never
+// what a tenant or a model made up).
 func dim(v string) string {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return "none"
 	}
-	if len(v) > MaxDimLength {
-		v = v[:MaxDimLength]
+	b := make([]byte, 0, min(len(v), MaxDimLength))
+	for i := 0; i < len(v) && len(b) < MaxDimLength; i++ {
+		c := v[i]
+		if c < 0x20 || c > 0x7e {
+			c = '_'
+			for i+1 < len(v) && v[i+1]&0xC0 == 0x80 { // one _ per character
+				i++
+			}
+		}
+		b = append(b, c)
 	}
-	return v
+	return string(b)
 }
 
 // metering is whether a meter provider was installed (SetMeterProvider):

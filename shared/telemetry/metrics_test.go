@@ -3,7 +3,9 @@ package telemetry
 import (
 	"context"
 	"io"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -27,6 +29,7 @@ func TestInstrumentsAreOTelMetrics(t *testing.T) {
 	ToolDuration.Record(ctx, 7.5, "bash", "ok")
 	ToolFailures.Record(ctx, 1, "bash")
 	ModelTokens.Record(ctx, 40, "anthropic", "claude", "input")
+	ToolFailures.Record(ctx, 1, strings.Repeat("a", 127)+"é") // cut inside a character: still valid UTF-8
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
@@ -47,8 +50,15 @@ func TestInstrumentsAreOTelMetrics(t *testing.T) {
 		t.Errorf("attributes %v, want %v", h.DataPoints[0].Attributes.ToSlice(), want.ToSlice())
 	}
 	c, ok := got[ToolFailures.Name].(metricdata.Sum[float64])
-	if !ok || len(c.DataPoints) != 1 || c.DataPoints[0].Value != 1 || !c.IsMonotonic {
+	if !ok || len(c.DataPoints) != 2 || c.DataPoints[0].Value != 1 || !c.IsMonotonic {
 		t.Errorf("%s: %#v", ToolFailures.Name, got[ToolFailures.Name])
+	}
+	for _, dp := range c.DataPoints {
+		for _, kv := range dp.Attributes.ToSlice() {
+			if !utf8.ValidString(kv.Value.AsString()) {
+				t.Errorf("attribute %s is not valid UTF-8: %q (an OTLP export would fail)", kv.Key, kv.Value.AsString())
+			}
+		}
 	}
 	if s, ok := got[ModelTokens.Name].(metricdata.Sum[float64]); !ok || s.DataPoints[0].Value != 40 {
 		t.Errorf("%s: %#v", ModelTokens.Name, got[ModelTokens.Name])

@@ -95,3 +95,36 @@ func sandboxKind(ctx context.Context) string {
 	k, _ := ctx.Value(sandboxKindKey{}).(string)
 	return k
 }
+
+// modelDim is a model call's "model" dimension: its price-table entry
+// without its wildcard ("claude-sonnet-4" for "anthropic:claude-sonnet-4*";
+// "any" for a provider-wide one), else "other" — a session names any model it likes,
+// and a metric dimension must not take what a tenant makes up.
+func (e *Engine) modelDim(specModel string) string {
+	t := &defaultPrices
+	if e.Prices != nil {
+		t = e.Prices
+	}
+	entry, ok := t.Match(specModel)
+	if !ok {
+		return "other"
+	}
+	_, name, _ := strings.Cut(entry, ":")
+	if name = strings.TrimRight(name, "*"); name == "" {
+		return "any" // a provider-wide entry ("scripted:*")
+	}
+	return name
+}
+
+// toolDim is a tool call's "tool" dimension: a bound tool's name, "mcp"
+// for any MCP server's tool (their names embed the session's server
+// names), "unknown" for a name the model made up.
+func toolDim(ts contracts.Toolset, name string) string {
+	switch {
+	case strings.HasPrefix(name, "mcp__"):
+		return "mcp"
+	case ts.Effect(name) == "":
+		return "unknown"
+	}
+	return name
+}

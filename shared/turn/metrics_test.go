@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 	"github.com/cairnrun/cairn/shared/turn"
@@ -76,7 +79,7 @@ func TestATurnsMetrics(t *testing.T) {
 	}
 	tokens := map[string]float64{}
 	for _, d := range m[telemetry.ModelTokens.Name] {
-		if d["provider"] != "scripted" || d["model"] != "demo" {
+		if d["provider"] != "scripted" || d["model"] != "any" { // the price table's entry, scripted:*
 			t.Errorf("tokens line names %v/%v", d["provider"], d["model"])
 		}
 		tokens[d["direction"].(string)] += d[telemetry.ModelTokens.Name].(float64)
@@ -179,5 +182,38 @@ func TestAConflictIsCounted(t *testing.T) {
 	}
 	if n := len(lines()[telemetry.Turns.Name]); n != 0 {
 		t.Fatalf("%d turns counted for an end that lost", n)
+	}
+}
+
+// TestDimensionsAreBounded: what a tenant or a model makes up never
+// becomes a dimension value — a tool the toolset does not know is
+// "unknown", a model without a price-table entry "other".
+func TestDimensionsAreBounded(t *testing.T) {
+	lines := emfLines(t)
+	h := enginetest.New(t)
+	for i := range 3 {
+		s := h.Session(contracts.SessionSpec{Model: "scripted:call"})
+		h.Submit(s.ID, fmt.Sprintf("bogus_tool_%d {}", i))
+	}
+	h.Drain()
+	m := lines()
+	for _, name := range []string{telemetry.ToolDuration.Name, telemetry.ToolFailures.Name} {
+		if len(m[name]) == 0 {
+			t.Fatalf("no %s lines", name)
+		}
+		for _, d := range m[name] {
+			if d["tool"] != "unknown" {
+				t.Errorf("%s: tool dimension %v for a made-up tool", name, d["tool"])
+			}
+		}
+	}
+	e := h.RT.Engine
+	prices := pricing.Default()
+	e.Prices = &prices
+	if got := e.ModelDim("anthropic:claude-sonnet-4-5-20990101"); got != "claude-sonnet-4" {
+		t.Errorf("a priced model's dimension %q", got)
+	}
+	if got := e.ModelDim("anthropic:made-up-" + strings.Repeat("x", 50)); got != "other" {
+		t.Errorf("an unpriced model's dimension %q", got)
 	}
 }

@@ -136,7 +136,7 @@ func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contrac
 				first = true
 				ttft := time.Since(start)
 				span.SetAttributes(attribute.Int64("cairn.model.ttft_ms", ttft.Milliseconds()))
-				telemetry.ModelTTFT.Record(ctx, ms(ttft), provider, model)
+				telemetry.ModelTTFT.Record(ctx, ms(ttft), provider, e.modelDim(sess.Spec.Model))
 			}
 			return w.add(ctx, ev)
 		})
@@ -149,9 +149,10 @@ func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contrac
 		}
 		span.SetAttributes(attribute.String("gen_ai.input.messages", telemetry.Content(string(last))), attribute.String("gen_ai.output.messages", telemetry.Content(resp.Text)))
 	}
-	telemetry.ModelLatency.Record(ctx, ms(time.Since(start)), provider, model)
-	telemetry.ModelTokens.Record(ctx, float64(resp.Usage.InputTokens), provider, model, "input")
-	telemetry.ModelTokens.Record(ctx, float64(resp.Usage.OutputTokens), provider, model, "output")
+	dim := e.modelDim(sess.Spec.Model) // the provider is one the deployment serves (resolved above)
+	telemetry.ModelLatency.Record(ctx, ms(time.Since(start)), provider, dim)
+	telemetry.ModelTokens.Record(ctx, float64(resp.Usage.InputTokens), provider, dim, "input")
+	telemetry.ModelTokens.Record(ctx, float64(resp.Usage.OutputTokens), provider, dim, "output")
 	telemetry.Fail(span, err)
 	span.End()
 	return resp, w, err

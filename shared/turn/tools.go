@@ -299,9 +299,9 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	outcome := "ok"
 	if err != nil || r.IsError {
 		outcome = "error"
-		telemetry.ToolFailures.Record(ctx, 1, call.Name)
+		telemetry.ToolFailures.Record(ctx, 1, toolDim(ts, call.Name))
 	}
-	telemetry.ToolDuration.Record(ctx, ms(time.Since(start)), call.Name, outcome)
+	telemetry.ToolDuration.Record(ctx, ms(time.Since(start)), toolDim(ts, call.Name), outcome)
 	telemetry.Fail(span, err)
 	span.End()
 	if timer != nil {
