@@ -80,6 +80,7 @@ func (s *server) routes() *router {
 	rt.HandleFunc("GET /v1/sessions/{id}/submissions", s.auth(s.listSubmissions))
 	rt.HandleFunc("GET /v1/sessions/{id}/submissions/{sid}", s.auth(s.getSubmission))
 	rt.HandleFunc("GET /v1/sessions/{id}/submissions/{sid}/events", s.auth(s.events))
+	rt.HandleFunc("GET /v1/sessions/{id}/events", s.auth(s.sessionEvents))
 	rt.HandleFunc("GET /v1/sessions/{id}/approvals", s.auth(s.listApprovals))
 	rt.HandleFunc("POST /v1/sessions/{id}/approvals/{aid}", s.auth(s.decide))
 	rt.HandleFunc("GET /v1/usage", s.auth(s.usage))

@@ -35,23 +35,43 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 // fail maps a port error to a status: sentinels to 4xx, anything else to a
 // logged 500 with a generic message.
 func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	b, status := s.errorOf(r, err)
+	writeJSON(w, status, b)
+}
+
+// errorOf is err's JSON error body and status (a 500 logged, its message
+// generic).
+func (s *server) errorOf(r *http.Request, err error) (errorBody, int) {
+	status, code := classify(err)
+	msg := err.Error()
+	if status == http.StatusInternalServerError {
+		s.Log.ErrorContext(r.Context(), "api request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		msg = "internal error"
+	}
+	var b errorBody
+	b.Error.Code, b.Error.Message = code, msg
+	return b, status
+}
+
+// classify maps a port error's sentinel to a status and error code.
+func classify(err error) (int, string) {
 	switch {
 	case errors.Is(err, contracts.ErrNotFound):
-		writeError(w, http.StatusNotFound, "not_found", err.Error())
+		return http.StatusNotFound, "not_found"
 	case errors.Is(err, contracts.ErrInvalid):
-		writeError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return http.StatusBadRequest, "invalid_request"
 	case errors.Is(err, contracts.ErrTooLarge):
-		writeError(w, http.StatusRequestEntityTooLarge, "too_large", err.Error())
+		return http.StatusRequestEntityTooLarge, "too_large"
 	case errors.Is(err, contracts.ErrConflict), errors.Is(err, contracts.ErrExists):
-		writeError(w, http.StatusConflict, "conflict", err.Error())
+		return http.StatusConflict, "conflict"
 	case errors.Is(err, contracts.ErrUnavailable):
-		writeError(w, http.StatusBadGateway, "upstream_unavailable", err.Error())
+		return http.StatusBadGateway, "upstream_unavailable"
 	case errors.Is(err, contracts.ErrPermission):
-		writeError(w, http.StatusForbidden, "forbidden", err.Error())
-	default:
-		s.Log.ErrorContext(r.Context(), "api request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-		writeError(w, http.StatusInternalServerError, "internal", "internal error")
+		return http.StatusForbidden, "forbidden"
+	case errors.Is(err, contracts.ErrNotAcceptable):
+		return http.StatusNotAcceptable, "not_acceptable"
 	}
+	return http.StatusInternalServerError, "internal"
 }
 
 // decode reads exactly one JSON object with no unknown fields from a body
@@ -108,6 +128,10 @@ func (e *errorWriter) Write(b []byte) (int, error) {
 	}
 	return e.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the server's writer (an
+// event stream's write deadlines and flushes).
+func (e *errorWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
 func (e *errorWriter) Flush() {
 	if f, ok := e.ResponseWriter.(http.Flusher); ok {

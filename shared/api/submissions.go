@@ -163,6 +163,18 @@ type eventsResponse struct {
 // A page holds at most ?limit= (default and most MaxEventsPage) events and
 // MaxPageBytes; done is true only on the page that reaches the end.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	if wantsSSE(r) {
+		if _, err := s.submission(r); err != nil { // first: another principal's is a 404
+			s.fail(w, r, err)
+			return
+		}
+		if err := canStream(r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.streamEvents(w, r, r.PathValue("sid"))
+		return
+	}
 	q := r.URL.Query()
 	after, wait, err := pollParams(q.Get("after"), q.Get("wait"))
 	if err != nil {

@@ -19,6 +19,9 @@ var (
 	ErrTimeout = errors.New("timeout")
 	// ErrTooLarge: a payload exceeds a size limit.
 	ErrTooLarge = errors.New("too large")
+	// ErrNotAcceptable: the response the request asks for cannot be made
+	// here (an event stream where responses are delivered whole).
+	ErrNotAcceptable = errors.New("not acceptable")
 	// ErrExists: a create found the target already present.
 	ErrExists = errors.New("already exists")
 	// ErrUnavailable: a dependency (a sandbox, a remote endpoint) could not

@@ -37,3 +37,18 @@ func PrincipalFrom(ctx context.Context) (Principal, bool) {
 	p, ok := ctx.Value(principalKey{}).(Principal)
 	return p, ok
 }
+
+type bufferedKey struct{}
+
+// WithBufferedResponse marks a request whose response is delivered whole
+// (API Gateway's Lambda proxy): it cannot stream, so an event stream is
+// refused and the client long-polls.
+func WithBufferedResponse(ctx context.Context) context.Context {
+	return context.WithValue(ctx, bufferedKey{}, true)
+}
+
+// BufferedResponse reports WithBufferedResponse.
+func BufferedResponse(ctx context.Context) bool {
+	b, _ := ctx.Value(bufferedKey{}).(bool)
+	return b
+}

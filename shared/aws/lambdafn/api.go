@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
@@ -22,7 +23,8 @@ func APIHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPReq
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		name, err := CallerName(ev.RequestContext)
 		ctx = telemetry.WithFunction(ctx, "api")
-		defer telemetry.Flush(ctx) // the process may be frozen once this returns
+		ctx = contracts.WithBufferedResponse(ctx) // API Gateway delivers the response whole
+		defer telemetry.Flush(ctx)                // the process may be frozen once this returns
 		return proxy.ProxyWithContext(context.WithValue(ctx, callerKey{}, caller{name: name, err: err}), ev)
 	}
 }
