@@ -99,8 +99,12 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 		batch   int
 	}{{contracts.QueueModel, 600 * time.Second, 1}, {contracts.QueueTools, 900 * time.Second, 1},
 		{contracts.QueueCommit, 60 * time.Second, 10}, {contracts.QueueWorkflow, 120 * time.Second, 5}} {
+		// A receive asks for the handler's own hold only (it re-hides its
+		// records at once and keeps them hidden): a receive whose response
+		// the endpoint lost blocks the session's FIFO group for that long,
+		// not 6× the timeout.
 		h.Functions = append(h.Functions, harness.Function{Queue: f.queue, URL: cfg.QueueURLs[f.queue], BatchSize: f.batch,
-			Visibility: 6 * f.timeout, Timeout: f.timeout,
+			Visibility: 6 * f.timeout, ReceiveHold: lambdafn.DefaultHold, Timeout: f.timeout,
 			Handler: lambdafn.SQSHandler(f.queue, rt.Handle, log, lambdafn.WithVisibility(rt.Ports.Queue, lambdafn.Visibility{}))})
 	}
 	background := func(ctx context.Context) {

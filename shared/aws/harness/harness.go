@@ -27,6 +27,12 @@ type Function struct {
 	URL        string // the queue URL
 	BatchSize  int    // records per invocation, 1…10; 0 is DefaultBatchSize
 	Visibility time.Duration
+	// ReceiveHold, when set and shorter than Visibility, is the visibility
+	// timeout a receive asks for: a handler that keeps its records hidden
+	// itself (lambdafn.WithVisibility) re-hides them at once, and a receive
+	// whose response was lost (the SDK retried it, the endpoint was slow)
+	// then blocks its FIFO group for ReceiveHold, not for Visibility.
+	ReceiveHold time.Duration
 	// Handler is the function's handler, e.g. lambdafn.SQSHandler(…).
 	Handler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 	// Timeout is the function timeout: the handler's ctx deadline. 0 is

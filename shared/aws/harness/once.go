@@ -33,10 +33,14 @@ func (h *Harness) Once(ctx context.Context, fn Function) (handled int, err error
 	if batch == 0 {
 		batch = DefaultBatchSize
 	}
+	hide := fn.Visibility
+	if fn.ReceiveHold > 0 && fn.ReceiveHold < hide {
+		hide = fn.ReceiveHold
+	}
 	out, err := h.Client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl:                    aws.String(fn.URL),
 		MaxNumberOfMessages:         int32(batch),
-		VisibilityTimeout:           seconds(fn.Visibility),
+		VisibilityTimeout:           seconds(hide),
 		WaitTimeSeconds:             0,
 		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		MessageAttributeNames:       []string{"All"},
