@@ -13,6 +13,7 @@ import (
 	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
+	"github.com/cairnrun/cairn/shared/testkit/spantest"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
@@ -139,7 +140,7 @@ func TestRepairCountsItsActions(t *testing.T) {
 // counted as ended (its end did not happen).
 func TestAConflictIsCounted(t *testing.T) {
 	lines := emfLines(t)
-	exp := traced(t)
+	exp := spantest.Record(t)
 	h := enginetest.New(t)
 	raced := false
 	h.RT.Engine.Ending = func(ctx context.Context, sub contracts.Submission) error {

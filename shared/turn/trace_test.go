@@ -7,35 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
+	"github.com/cairnrun/cairn/shared/testkit/spantest"
 	"github.com/cairnrun/cairn/shared/turn"
 )
-
-// traced installs an in-memory span exporter for the test.
-func traced(t *testing.T) *tracetest.InMemoryExporter {
-	exp := tracetest.NewInMemoryExporter()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)))
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
-	return exp
-}
-
-func attr(s tracetest.SpanStub, key string) (attribute.Value, bool) {
-	for _, kv := range s.Attributes {
-		if string(kv.Key) == key {
-			return kv.Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
 
 // ofTurn is the spans of the trace whose accept span is sub's.
 func ofTurn(t *testing.T, exp *tracetest.InMemoryExporter, subID string) (accept tracetest.SpanStub, spans []tracetest.SpanStub) {
@@ -43,7 +23,7 @@ func ofTurn(t *testing.T, exp *tracetest.InMemoryExporter, subID string) (accept
 	all := exp.GetSpans()
 	var tid trace.TraceID
 	for _, s := range all {
-		if v, ok := attr(s, "cairn.submission_id"); ok && v.AsString() == subID && s.Name == "cairn.phase model" {
+		if v, ok := spantest.Attr(s, "cairn.submission_id"); ok && v.AsString() == subID && s.Name == "cairn.phase model" {
 			tid = s.SpanContext.TraceID()
 			break
 		}
@@ -67,7 +47,7 @@ func ofTurn(t *testing.T, exp *tracetest.InMemoryExporter, subID string) (accept
 // queue), the model and tool spans under their phase with their
 // attributes; and no span of the turn lands in another trace.
 func TestTurnIsOneTrace(t *testing.T) {
-	exp := traced(t)
+	exp := spantest.Record(t)
 	h := enginetest.New(t)
 	sub := h.Accept("scripted:demo")
 	h.Drain()
@@ -92,11 +72,11 @@ func TestTurnIsOneTrace(t *testing.T) {
 				t.Errorf("%s: its parent came through the queue, not from the context", s.Name)
 			}
 			for _, k := range []string{"cairn.session_id", "cairn.submission_id", "cairn.step", "cairn.phase", "cairn.principal"} {
-				if _, ok := attr(s, k); !ok {
+				if _, ok := spantest.Attr(s, k); !ok {
 					t.Errorf("%s lacks %s: %v", s.Name, k, s.Attributes)
 				}
 			}
-			if a, ok := attr(s, "cairn.attempt"); !ok || (s.Name != "cairn.phase commit" && a.AsInt64() < 1) {
+			if a, ok := spantest.Attr(s, "cairn.attempt"); !ok || (s.Name != "cairn.phase commit" && a.AsInt64() < 1) {
 				t.Errorf("%s: attempt %v, want the run's attempt (≥ 1 once leased)", s.Name, a.Emit())
 			}
 		case len(s.Name) > len("cairn.model ") && s.Name[:len("cairn.model ")] == "cairn.model ":
@@ -104,7 +84,7 @@ func TestTurnIsOneTrace(t *testing.T) {
 				t.Errorf("model span under %q", p.Name)
 			}
 			for _, k := range []string{"gen_ai.system", "gen_ai.request.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "cairn.step"} {
-				if _, ok := attr(s, k); !ok {
+				if _, ok := spantest.Attr(s, k); !ok {
 					t.Errorf("model span lacks %s: %v", k, s.Attributes)
 				}
 			}
@@ -113,7 +93,7 @@ func TestTurnIsOneTrace(t *testing.T) {
 				t.Errorf("tool span under %q", p.Name)
 			}
 			for _, k := range []string{"cairn.tool.name", "cairn.tool.effect", "cairn.effect_id", "cairn.tool.is_error", "cairn.sandbox.kind"} {
-				if _, ok := attr(s, k); !ok {
+				if _, ok := spantest.Attr(s, k); !ok {
 					t.Errorf("tool span %s lacks %s: %v", s.Name, k, s.Attributes)
 				}
 			}
@@ -142,7 +122,7 @@ func TestTurnIsOneTrace(t *testing.T) {
 	exits := 0
 	for _, s := range spans {
 		if s.Name == "cairn.tool bash" {
-			if v, ok := attr(s, "cairn.tool.exit_code"); ok && v.AsInt64() == 0 {
+			if v, ok := spantest.Attr(s, "cairn.tool.exit_code"); ok && v.AsInt64() == 0 {
 				exits++
 			}
 		}
@@ -156,7 +136,7 @@ func TestTurnIsOneTrace(t *testing.T) {
 // by repair, and the re-drive — and the phases after it — are in the
 // turn's trace, under a repair span.
 func TestRepairJoinsTheTurnsTrace(t *testing.T) {
-	exp := traced(t)
+	exp := spantest.Record(t)
 	h := enginetest.New(t)
 	sub := h.Accept("scripted:plain")
 	if n := h.Lose(contracts.QueueModel); n != 1 {
@@ -200,7 +180,7 @@ func names(spans []tracetest.SpanStub) []string {
 // TestCommandsGetTheirCallsTrace: a sandboxed command gets TRACEPARENT,
 // naming its tool call's span in the turn's trace.
 func TestCommandsGetTheirCallsTrace(t *testing.T) {
-	exp := traced(t)
+	exp := spantest.Record(t)
 	h := enginetest.New(t)
 	sess := h.Session(contracts.SessionSpec{Model: "scripted:shell"})
 	sub := h.Submit(sess.ID, `printf 'tp=%s' "$TRACEPARENT"`)
@@ -238,7 +218,7 @@ func TestContentOnlyWhenTheOperatorOptsIn(t *testing.T) {
 		if _, err := telemetry.Setup(context.Background(), func(k string) string { return env[k] }, "test"); err != nil {
 			t.Fatal(err)
 		}
-		exp := traced(t)
+		exp := spantest.Record(t)
 		h := enginetest.New(t)
 		const prompt = "a prompt no attribute may carry 7f3a"
 		sub := h.Submit(h.Session(contracts.SessionSpec{Model: "scripted:demo"}).ID, prompt)
@@ -247,13 +227,13 @@ func TestContentOnlyWhenTheOperatorOptsIn(t *testing.T) {
 		_, spans := ofTurn(t, exp, sub.ID)
 		var output, toolInputs, inputs int
 		for _, s := range spans {
-			if v, ok := attr(s, "gen_ai.output.messages"); ok && v.AsString() == got.Result {
+			if v, ok := spantest.Attr(s, "gen_ai.output.messages"); ok && v.AsString() == got.Result {
 				output++
 			}
-			if _, ok := attr(s, "cairn.tool.input"); ok {
+			if _, ok := spantest.Attr(s, "cairn.tool.input"); ok {
 				toolInputs++
 			}
-			if v, ok := attr(s, "gen_ai.input.messages"); ok && strings.Contains(v.AsString(), prompt) {
+			if v, ok := spantest.Attr(s, "gen_ai.input.messages"); ok && strings.Contains(v.AsString(), prompt) {
 				inputs++
 			}
 			for _, kv := range s.Attributes {

@@ -7,32 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/repair"
+	"github.com/cairnrun/cairn/shared/testkit/spantest"
 )
-
-func traced(t *testing.T) *tracetest.InMemoryExporter {
-	exp := tracetest.NewInMemoryExporter()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)))
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
-	return exp
-}
-
-func attrOf(s tracetest.SpanStub, key string) (attribute.Value, bool) {
-	for _, kv := range s.Attributes {
-		if string(kv.Key) == key {
-			return kv.Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
 
 // runTrace is what a run's spans say about it.
 type runTrace struct {
@@ -52,7 +33,7 @@ func traceOfRun(t *testing.T, exp *tracetest.InMemoryExporter, w *world, runID s
 	rt := runTrace{accepts: map[string]tracetest.SpanStub{}, turns: map[string][]tracetest.SpanStub{}, byID: map[trace.SpanID]tracetest.SpanStub{}}
 	for _, s := range all {
 		rt.byID[s.SpanContext.SpanID()] = s
-		if v, _ := attrOf(s, "cairn.run_id"); v.AsString() == runID && strings.HasPrefix(s.Name, "cairn.workflow.start ") {
+		if v, _ := spantest.Attr(s, "cairn.run_id"); v.AsString() == runID && strings.HasPrefix(s.Name, "cairn.workflow.start ") {
 			if rt.start.SpanContext.IsValid() {
 				t.Fatalf("two start spans for run %s", runID)
 			}
@@ -79,7 +60,7 @@ func traceOfRun(t *testing.T, exp *tracetest.InMemoryExporter, w *world, runID s
 		}
 		var tid trace.TraceID
 		for _, s := range all {
-			if v, _ := attrOf(s, "cairn.submission_id"); v.AsString() == subs[0].ID && s.Name == "cairn.phase model" {
+			if v, _ := spantest.Attr(s, "cairn.submission_id"); v.AsString() == subs[0].ID && s.Name == "cairn.phase model" {
 				tid = s.SpanContext.TraceID()
 			}
 		}
@@ -104,7 +85,7 @@ func traceOfRun(t *testing.T, exp *tracetest.InMemoryExporter, w *world, runID s
 // own, whose accept span is a root linked to the evaluation that started
 // it; a node's end wakes an evaluation linked back to the node's turn.
 func TestARunIsATraceItsNodesLinkedTraces(t *testing.T) {
-	exp := traced(t)
+	exp := spantest.Record(t)
 	w := newWorld(t, 0)
 	ctx := context.Background()
 	if _, err := w.h.RT.Ports.Workflows.CreateWorkflow(ctx, contracts.Workflow{ID: "wf_fan", Name: "fan", Script: fanOut}); err != nil {
@@ -123,7 +104,7 @@ func TestARunIsATraceItsNodesLinkedTraces(t *testing.T) {
 		t.Errorf("start span %q with parent %v, want cairn.workflow.start fan as the root", rt.start.Name, rt.start.Parent)
 	}
 	for key, want := range map[string]string{"cairn.workflow.name": "fan", "cairn.principal": "alice", "cairn.run_id": "run_fan"} {
-		if v, _ := attrOf(rt.start, key); v.AsString() != want {
+		if v, _ := spantest.Attr(rt.start, key); v.AsString() != want {
 			t.Errorf("start span %s = %q, want %q", key, v.AsString(), want)
 		}
 	}
@@ -143,7 +124,7 @@ func TestARunIsATraceItsNodesLinkedTraces(t *testing.T) {
 		if !ok || p.SpanContext.TraceID() != rt.runTrace || (p.Name != rt.start.Name && p.Name != "cairn.workflow.evaluate") {
 			t.Errorf("evaluation under %q, want the start span or an evaluation", p.Name)
 		}
-		if _, ok := attrOf(e, "cairn.workflow.nodes.done"); !ok && !wasEnded(e) {
+		if _, ok := spantest.Attr(e, "cairn.workflow.nodes.done"); !ok && !wasEnded(e) {
 			t.Errorf("evaluation span without node counts: %v", e.Attributes)
 		}
 		for _, l := range e.Links {
@@ -184,7 +165,7 @@ func TestARunIsATraceItsNodesLinkedTraces(t *testing.T) {
 // woken by repair; that evaluation is in the run's trace under its start
 // span, marked as repair's, and the nodes it starts link to it.
 func TestARepairWakeJoinsTheRunsTrace(t *testing.T) {
-	exp := traced(t)
+	exp := spantest.Record(t)
 	w := newWorld(t, 0)
 	run := w.start(t, fanOut, map[string]int{"n": 2})
 	if n := w.h.Lose(contracts.QueueWorkflow); n != 1 {
@@ -200,7 +181,7 @@ func TestARepairWakeJoinsTheRunsTrace(t *testing.T) {
 	rt := traceOfRun(t, exp, w, run.ID)
 	var first tracetest.SpanStub
 	for _, e := range rt.evals {
-		if v, _ := attrOf(e, "cairn.workflow.repair"); v.AsBool() && !first.SpanContext.IsValid() {
+		if v, _ := spantest.Attr(e, "cairn.workflow.repair"); v.AsBool() && !first.SpanContext.IsValid() {
 			first = e
 		}
 	}
@@ -220,6 +201,6 @@ func TestARepairWakeJoinsTheRunsTrace(t *testing.T) {
 // wasEnded: the evaluation span is of a wake-up that came after the run
 // ended (it only makes sure the waiting call heard).
 func wasEnded(e tracetest.SpanStub) bool {
-	v, _ := attrOf(e, "cairn.workflow.status")
+	v, _ := spantest.Attr(e, "cairn.workflow.status")
 	return contracts.RunStatus(v.AsString()).Terminal()
 }

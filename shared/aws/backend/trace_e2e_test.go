@@ -9,12 +9,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/cairnrun/cairn/shared/aws/backend"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
@@ -22,6 +19,7 @@ import (
 	"github.com/cairnrun/cairn/shared/repair"
 	"github.com/cairnrun/cairn/shared/testkit/awstest"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
+	"github.com/cairnrun/cairn/shared/testkit/spantest"
 )
 
 // tracedStack is the serverless shape on the endpoint with an in-memory
@@ -37,9 +35,7 @@ type tracedStack struct {
 
 func newTracedStack(t *testing.T) *tracedStack {
 	t.Helper()
-	exp := tracetest.NewInMemoryExporter()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)))
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
+	exp := spantest.Record(t)
 	ts := &tracedStack{exp: exp, clock: enginetest.NewClock(time.Now())}
 	// Visibility and leases of 30 s: no redelivery on a slow machine.
 	ts.stack = newStack(t, 30*time.Second, 5, nil)

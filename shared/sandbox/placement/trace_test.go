@@ -6,38 +6,20 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/sandbox/placement"
+	"github.com/cairnrun/cairn/shared/testkit/spantest"
 )
-
-func traced(t *testing.T) *tracetest.InMemoryExporter {
-	exp := tracetest.NewInMemoryExporter()
-	otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)))
-	t.Cleanup(func() { otel.SetTracerProvider(noop.NewTracerProvider()) })
-	return exp
-}
-
-func attrOf(s tracetest.SpanStub, key string) (attribute.Value, bool) {
-	for _, kv := range s.Attributes {
-		if string(kv.Key) == key {
-			return kv.Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
 
 // TestRouterTracesEveryOperation: a local sandbox from the Router makes a
 // span for its Acquire and one per method, each with the kind and the
 // session, a command's with its exit code and effect id, all under the
 // caller's span; no input (the command) is an attribute.
 func TestRouterTracesEveryOperation(t *testing.T) {
-	exp := traced(t)
+	exp := spantest.Record(t)
 	r := &placement.Router{Default: "local", Kinds: map[string]contracts.SandboxProvider{
 		"local": local.NewProvider(t.TempDir(), local.Options{Env: []string{"PATH=" + os.Getenv("PATH")}}),
 	}}
@@ -71,10 +53,10 @@ func TestRouterTracesEveryOperation(t *testing.T) {
 		if s.Parent.SpanID() != parent.SpanContext().SpanID() {
 			t.Errorf("%s is not under the caller's span", name)
 		}
-		if v, _ := attrOf(s, "cairn.session_id"); v.AsString() != "ses_trace" {
+		if v, _ := spantest.Attr(s, "cairn.session_id"); v.AsString() != "ses_trace" {
 			t.Errorf("%s: session %q", name, v.AsString())
 		}
-		if v, _ := attrOf(s, "cairn.sandbox.kind"); name != "cairn.sandbox release" && v.AsString() != "local" {
+		if v, _ := spantest.Attr(s, "cairn.sandbox.kind"); name != "cairn.sandbox release" && v.AsString() != "local" {
 			t.Errorf("%s: kind %q", name, v.AsString())
 		}
 		for _, kv := range s.Attributes {
@@ -84,10 +66,10 @@ func TestRouterTracesEveryOperation(t *testing.T) {
 		}
 	}
 	exec := byName["cairn.sandbox exec"]
-	if v, ok := attrOf(exec, "cairn.sandbox.exit_code"); !ok || v.AsInt64() != 3 {
+	if v, ok := spantest.Attr(exec, "cairn.sandbox.exit_code"); !ok || v.AsInt64() != 3 {
 		t.Errorf("exec span exit code %v (%v)", v.AsInt64(), ok)
 	}
-	if v, _ := attrOf(exec, "cairn.effect_id"); v.AsString() != "eff-2" {
+	if v, _ := spantest.Attr(exec, "cairn.effect_id"); v.AsString() != "eff-2" {
 		t.Errorf("exec span effect id %q", v.AsString())
 	}
 	if byName["cairn.sandbox read_file"].Status.Code.String() != "Error" {

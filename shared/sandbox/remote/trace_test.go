@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -15,16 +14,8 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/sandbox/remote"
+	"github.com/cairnrun/cairn/shared/testkit/spantest"
 )
-
-func attrOf(s tracetest.SpanStub, key string) (attribute.Value, bool) {
-	for _, kv := range s.Attributes {
-		if string(kv.Key) == key {
-			return kv.Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
 
 // TestRoundTripsAreSpans: a call is one client span under the caller's,
 // with the endpoint's host, the attempts made, the last status and each
@@ -75,11 +66,11 @@ func TestRoundTripsAreSpans(t *testing.T) {
 		t.Errorf("exec client span: kind %v, parent %v", exec.SpanKind, exec.Parent.SpanID())
 	}
 	for key, want := range map[string]int64{"cairn.sandbox.attempts": 2, "http.response.status_code": 200} {
-		if v, _ := attrOf(exec, key); v.AsInt64() != want {
+		if v, _ := spantest.Attr(exec, key); v.AsInt64() != want {
 			t.Errorf("exec client span %s = %v, want %d", key, v.Emit(), want)
 		}
 	}
-	if v, _ := attrOf(exec, "server.address"); v.AsString() != "127.0.0.1" {
+	if v, _ := spantest.Attr(exec, "server.address"); v.AsString() != "127.0.0.1" {
 		t.Errorf("server.address %q", v.AsString())
 	}
 	if len(exec.Events) != 1 || exec.Events[0].Name != "retry" {
