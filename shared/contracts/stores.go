@@ -86,6 +86,13 @@ const (
 	EventFailed         = "failed"
 	EventCancelled      = "cancelled" // the turn's end when it was cancelled; Text says by whom and why
 	EventRetried        = "retried"   // a FAILED turn was retried: it resumes at Step
+	// EventApprovalDecided: approval ApprovalID was decided; Text is
+	// "<decision> by <principal>" and ": <reason>" when one was given.
+	EventApprovalDecided = "approval_decided"
+	// EventRepaired: repair acted on the turn (re-drove a phase, started a
+	// new attempt, denied expired approvals, finished a cancel, failed it);
+	// Text is "<action>: <why>".
+	EventRepaired = "repaired"
 )
 
 // Honest events: what a follower needs to show each step's final text once

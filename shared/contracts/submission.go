@@ -81,15 +81,23 @@ type ToolResult struct {
 
 // Approval is a pending or decided "ask" for one tool call.
 type Approval struct {
-	ID        string          `json:"id"`
-	CallID    string          `json:"call_id"`
-	Tool      string          `json:"tool"`
-	Input     json.RawMessage `json:"input,omitempty"`
-	Decision  Decision        `json:"decision,omitempty"` // "" while pending
-	Reason    string          `json:"reason,omitempty"`
-	DecidedBy string          `json:"decided_by,omitempty"`
-	ExpiresAt time.Time       `json:"expires_at"`
+	ID       string          `json:"id"`
+	CallID   string          `json:"call_id"`
+	Tool     string          `json:"tool"`
+	Input    json.RawMessage `json:"input,omitempty"`
+	Step     int             `json:"step"`
+	Decision Decision        `json:"decision,omitempty"` // "" while pending
+	Reason   string          `json:"reason,omitempty"`
+	// DecidedBy is the principal who decided, or ApprovalTimeout when the
+	// approval expired undecided (repair denied it).
+	DecidedBy string    `json:"decided_by,omitempty"`
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
+
+// ApprovalTimeout is the DecidedBy of an approval denied because it
+// expired undecided.
+const ApprovalTimeout = "(timeout)"
 
 // Submission is one turn's journal record, the single source of truth.
 // Every change is a conditional write on Version (see JournalStore).
@@ -106,11 +114,17 @@ type Submission struct {
 	LeaseUntil     time.Time  `json:"lease_until,omitempty"`
 	StreamKey      string     `json:"stream_key,omitempty"`
 	ToolRequests   []ToolCall `json:"tool_requests,omitempty"`
-	Approvals      []Approval `json:"approvals,omitempty"`
-	Leaf           string     `json:"leaf,omitempty"`
-	Result         string     `json:"result,omitempty"`
-	Error          string     `json:"error,omitempty"`
-	Usage          Usage      `json:"usage"`
+	// Approvals are the current step's asks, pending and decided; when the
+	// step advances its decided ones move to Decided.
+	Approvals []Approval `json:"approvals,omitempty"`
+	// Decided keeps every decided approval of the turn's earlier steps,
+	// oldest first: who decided what, why and when stays in the record
+	// after the turn ends.
+	Decided []Approval `json:"decided,omitempty"`
+	Leaf    string     `json:"leaf,omitempty"`
+	Result  string     `json:"result,omitempty"`
+	Error   string     `json:"error,omitempty"`
+	Usage   Usage      `json:"usage"`
 	// Orchestration is what the turn's handlers used on the AWS backend
 	// (shared/meter; nil elsewhere).
 	Orchestration *Orchestration `json:"orchestration,omitempty"`
