@@ -165,6 +165,24 @@ func (r *Repairer) one(ctx context.Context, sub contracts.Submission, rep *Repor
 	}
 	nonce := fmt.Sprintf("repair/%d/%d", sub.Version, now.Unix()/int64(r.stuckAfter()/time.Second+1))
 	switch c.Action {
+	case recovery.ActionWait, recovery.ActionNone, recovery.ActionDenyExpired: // expiry's are approval_decided events
+	default:
+		// The turn's timeline shows what repair did, before it does it (so
+		// a failed end's event comes last); once per re-drive: the key is
+		// the message's nonce.
+		err := e.Events.AppendEvents(ctx, contracts.Event{SubmissionID: sub.ID, Key: nonce + "/" + string(c.Action), Type: contracts.EventRepaired,
+			Step: sub.Step, Text: string(c.Action) + ": " + c.Reason, At: now})
+		if err != nil {
+			return fmt.Errorf("appending the repaired event of submission %s: %w", sub.ID, err)
+		}
+	}
+	return r.act(ctx, sub, c, now, nonce, rep)
+}
+
+// act performs classification c's action on sub.
+func (r *Repairer) act(ctx context.Context, sub contracts.Submission, c recovery.Classification, now time.Time, nonce string, rep *Report) error {
+	e := r.Engine
+	switch c.Action {
 	case recovery.ActionDenyExpired:
 		return r.expire(ctx, sub, now, rep)
 	case recovery.ActionFinishCancel:
@@ -226,6 +244,7 @@ func (r *Repairer) expire(ctx context.Context, sub contracts.Submission, now tim
 	for i, a := range next.Approvals {
 		if a.Decision == "" && !now.Before(a.ExpiresAt) {
 			next.Approvals[i].Decision, next.Approvals[i].Reason = contracts.Deny, "approval timed out"
+			next.Approvals[i].DecidedBy, next.Approvals[i].DecidedAt = contracts.ApprovalTimeout, now
 			changed = true
 		}
 	}
@@ -240,6 +259,15 @@ func (r *Repairer) expire(ctx context.Context, sub contracts.Submission, now tim
 		return err
 	}
 	rep.Expired++
+	var evs []contracts.Event
+	for i, a := range upd.Approvals {
+		if a.DecidedBy == contracts.ApprovalTimeout && sub.Approvals[i].Decision == "" {
+			evs = append(evs, turn.DecidedEvent(upd, a))
+		}
+	}
+	if err := e.Events.AppendEvents(ctx, evs...); err != nil {
+		return fmt.Errorf("appending approval_decided events of submission %s: %w", sub.ID, err)
+	}
 	return e.Enqueue(ctx, contracts.QueueTools, upd, "expired")
 }
 

@@ -25,11 +25,12 @@ func (e *Engine) Decide(ctx context.Context, sessionID, approvalID string, d con
 			if a.Decision != d {
 				return a, fmt.Errorf("approval %s was already decided %s: %w", approvalID, a.Decision, contracts.ErrConflict)
 			}
-			return a, e.Enqueue(ctx, contracts.QueueTools, sub, "decided/"+approvalID)
+			return a, e.decided(ctx, sub, a) // a repeat re-does what a crash may have cut short
 		}
 		next := sub
 		next.Approvals = append([]contracts.Approval(nil), sub.Approvals...)
-		next.Approvals[idx].Decision, next.Approvals[idx].Reason, next.Approvals[idx].DecidedBy = d, reason, asker(ctx)
+		da := &next.Approvals[idx]
+		da.Decision, da.Reason, da.DecidedBy, da.DecidedAt = d, reason, asker(ctx), e.now()
 		sub, err = journal.Update(ctx, e.Journal, sub, next, e.now())
 		if e.lost(ctx, err) {
 			continue
@@ -37,9 +38,29 @@ func (e *Engine) Decide(ctx context.Context, sessionID, approvalID string, d con
 		if err != nil {
 			return a, err
 		}
-		return sub.Approvals[idx], e.Enqueue(ctx, contracts.QueueTools, sub, "decided/"+approvalID)
+		return sub.Approvals[idx], e.decided(ctx, sub, sub.Approvals[idx])
 	}
 	return contracts.Approval{}, fmt.Errorf("deciding approval %s: too much contention: %w", approvalID, contracts.ErrConflict)
+}
+
+// decided appends approval a's approval_decided event (once: its key is the
+// approval's) and wakes the tools phase.
+func (e *Engine) decided(ctx context.Context, sub contracts.Submission, a contracts.Approval) error {
+	if err := e.emit(ctx, DecidedEvent(sub, a)); err != nil {
+		return err
+	}
+	return e.Enqueue(ctx, contracts.QueueTools, sub, "decided/"+a.ID)
+}
+
+// DecidedEvent is the approval_decided event of decided approval a of sub:
+// Text "<decision> by <principal>" and ": <reason>" when one was given.
+func DecidedEvent(sub contracts.Submission, a contracts.Approval) contracts.Event {
+	text := string(a.Decision) + " by " + a.DecidedBy
+	if a.Reason != "" {
+		text += ": " + a.Reason
+	}
+	return contracts.Event{SubmissionID: sub.ID, Key: "decided/" + a.ID, Type: contracts.EventApprovalDecided, Step: a.Step,
+		Tool: a.Tool, CallID: a.CallID, ApprovalID: a.ID, Text: text, At: a.DecidedAt}
 }
 
 func (e *Engine) findApproval(ctx context.Context, sessionID, approvalID string) (contracts.Submission, int, error) {

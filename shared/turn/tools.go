@@ -253,7 +253,7 @@ func (e *Engine) approvalFor(sess contracts.Session, sub contracts.Submission, c
 	if s := sess.Spec.Policy.ApprovalTimeoutSeconds; s > 0 {
 		wait = seconds(int64(s))
 	}
-	return contracts.Approval{ID: ids.Approval(sub.ID, sub.Step, call.ID), CallID: call.ID, Tool: call.Name, Input: call.Input, ExpiresAt: e.now().Add(wait)}
+	return contracts.Approval{ID: ids.Approval(sub.ID, sub.Step, call.ID), CallID: call.ID, Tool: call.Name, Input: call.Input, Step: sub.Step, ExpiresAt: e.now().Add(wait)}
 }
 
 // pendingResult is a call's result not written yet: it goes with the
@@ -379,6 +379,18 @@ func (e *Engine) park(ctx context.Context, sub contracts.Submission, pending []c
 	return nil
 }
 
+// keepDecided is history with the decided approvals of a step appended:
+// who decided what stays in the record once the step advances.
+func keepDecided(history, step []contracts.Approval) []contracts.Approval {
+	out := history
+	for _, a := range step {
+		if a.Decision != "" {
+			out = append(out[:len(out):len(out)], a)
+		}
+	}
+	return out
+}
+
 func mergeApprovals(have, add []contracts.Approval) []contracts.Approval {
 	out := append([]contracts.Approval(nil), have...)
 	for _, a := range add {
@@ -408,6 +420,7 @@ func (e *Engine) recordTools(ctx context.Context, sub contracts.Submission, resu
 	next := sub
 	next.Step, next.Phase, next.Leaf = sub.Step+1, contracts.PhaseModel, node.ID
 	next.ToolRequests, next.Approvals, next.StreamKey = nil, nil, ""
+	next.Decided = keepDecided(sub.Decided, sub.Approvals)
 	sub, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
 	if e.lost(ctx, err) {
 		return nil

@@ -28,15 +28,20 @@ func normSession(s contracts.Session) contracts.Session {
 func normSubmission(s contracts.Submission) contracts.Submission {
 	s.LeaseUntil, s.StartedAt = utc(s.LeaseUntil), utc(s.StartedAt)
 	s.CreatedAt, s.UpdatedAt = utc(s.CreatedAt), utc(s.UpdatedAt)
-	if s.Approvals != nil {
-		a := make([]contracts.Approval, len(s.Approvals))
-		for i, ap := range s.Approvals {
-			ap.ExpiresAt = utc(ap.ExpiresAt)
-			a[i] = ap
-		}
-		s.Approvals = a
-	}
+	s.Approvals, s.Decided = normApprovals(s.Approvals), normApprovals(s.Decided)
 	return s
+}
+
+func normApprovals(as []contracts.Approval) []contracts.Approval {
+	if as == nil {
+		return nil
+	}
+	out := make([]contracts.Approval, len(as))
+	for i, ap := range as {
+		ap.ExpiresAt, ap.DecidedAt = utc(ap.ExpiresAt), utc(ap.DecidedAt)
+		out[i] = ap
+	}
+	return out
 }
 
 func equalSession(t *testing.T, what string, got, want contracts.Session) {

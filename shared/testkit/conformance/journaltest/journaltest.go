@@ -241,7 +241,9 @@ func testSubmissionCreateGet(t *testing.T, s contracts.JournalStore) {
 	want.StartedAt = at(3)
 	want.StreamKey = "stream-1"
 	want.ToolRequests = []contracts.ToolCall{{ID: "call-1", Name: "bash", Input: []byte(`{"cmd":"ls"}`)}}
-	want.Approvals = []contracts.Approval{{ID: "ap-1", CallID: "call-1", Tool: "bash", ExpiresAt: at(60)}}
+	want.Approvals = []contracts.Approval{{ID: "ap-1", CallID: "call-1", Tool: "bash", Step: 2, ExpiresAt: at(60)}}
+	want.Decided = []contracts.Approval{{ID: "ap-0", CallID: "call-0", Tool: "bash", Input: []byte(`{"cmd":"rm x"}`), Step: 1,
+		Decision: contracts.Deny, Reason: "no", DecidedBy: "alice", DecidedAt: at(20), ExpiresAt: at(40)}}
 	want.Leaf = "node-3"
 	want.Usage = contracts.Usage{InputTokens: 10, OutputTokens: 20}
 
