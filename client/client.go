@@ -293,8 +293,8 @@ func (b *cancelBody) Close() error {
 
 // Send sends req, whose URL is a path of the API ("/v1/mcp") with its
 // query, to the client's server with the client's credentials, and returns
-// the answer as is (any status). It is the raw passthrough
-// shared/mcp/serve's Config.API takes.
+// the answer as is (any status), under the call timeout until its body is
+// closed. It is the raw passthrough shared/mcp/serve's Config.API takes.
 func (c *Client) Send(req *http.Request) (*http.Response, error) {
 	var body []byte
 	if req.Body != nil && req.Body != http.NoBody {
@@ -305,8 +305,13 @@ func (c *Client) Send(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
-	full, err := http.NewRequestWithContext(req.Context(), req.Method, c.base+req.URL.RequestURI(), bytes.NewReader(body))
+	ctx, cancel := req.Context(), context.CancelFunc(func() {})
+	if c.callTimeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, c.callTimeout)
+	}
+	full, err := http.NewRequestWithContext(ctx, req.Method, c.base+req.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
+		cancel()
 		return nil, err
 	}
 	if body == nil {
@@ -314,7 +319,14 @@ func (c *Client) Send(req *http.Request) (*http.Response, error) {
 	}
 	full.Header = req.Header.Clone()
 	if err := c.authorize(full, body, "execute-api"); err != nil {
+		cancel()
 		return nil, err
 	}
-	return c.hc.Do(full)
+	resp, err := c.hc.Do(full)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
 }
