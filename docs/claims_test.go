@@ -150,7 +150,7 @@ func patternNamesPackage(pat string, known map[string]bool) bool {
 
 var (
 	errNoClaim  = errors.New("its package comment has no 'It may import' sentence")
-	cairnPath   = regexp.MustCompile(`^(shared|cmd|functions)(/[a-z0-9_]+)*(/\.\.\.)?$`)
+	cairnPath   = regexp.MustCompile(`^(client|shared|cmd|functions)(/[a-z0-9_]+)*(/\.\.\.)?$`)
 	cairnPrefix = regexp.MustCompile(`\b(shared|cmd|functions)/`)
 )
 

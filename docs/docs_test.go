@@ -10,7 +10,7 @@
 //	It may import shared/contracts, shared/sandbox/... and the standard library.
 //
 // Cairn packages are written as paths relative to the module root
-// (shared/x/y; a trailing /... covers a subtree); anything else in the list
+// (client, shared/x/y; a trailing /... covers a subtree); anything else in the list
 // (the standard library, third-party modules) is plain words and not
 // checked. A parenthesised note after an item is allowed. "It may import
 // only the standard library." allows no cairn package; "It may import
@@ -35,7 +35,7 @@ import (
 const module = "github.com/cairnrun/cairn"
 
 // claimRequired are the trees whose every package must state its imports.
-var claimRequired = []string{"shared/", "cmd/", "functions/"}
+var claimRequired = []string{"client/", "shared/", "cmd/", "functions/"}
 
 // lambdaEnv is how `make functions` builds the function binaries.
 var (

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"time"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -32,11 +32,11 @@ func cmdApprove(ctx context.Context, env envDefaults, args []string) error {
 		return err
 	}
 	defer closeFn()
-	sess, err := cl.session(ctx, sid)
+	sess, err := cl.Session(ctx, sid)
 	if err != nil {
 		return err
 	}
-	if _, err := cl.decide(ctx, sid, aid, d, *reason); err != nil {
+	if _, err := cl.Decide(ctx, sid, aid, d, *reason); err != nil {
 		return err
 	}
 	fmt.Printf("%s %s\n", d, aid)
@@ -58,29 +58,17 @@ func cmdSessions(ctx context.Context, env envDefaults, args []string) error {
 		return err
 	}
 	defer closeFn()
-	var out struct { // the API's session summaries, a page at a time
-		Sessions []struct {
-			ID, Model, Active string
-			CreatedAt         time.Time `json:"created_at"`
-		} `json:"sessions"`
-		Next string `json:"next_cursor"`
-	}
-	for path := "/v1/sessions?limit=100"; path != ""; {
-		out.Next = ""
-		if err := cl.do(ctx, "GET", path, nil, nil, &out); err != nil {
+	for s, err := range client.All(func(cursor string) (client.Page[client.SessionSummary], error) {
+		return cl.Sessions(ctx, client.ListOptions{Limit: 100, Cursor: cursor})
+	}) {
+		if err != nil {
 			return err
 		}
-		for _, s := range out.Sessions {
-			state := "idle"
-			if s.Active != "" {
-				state = "running " + s.Active
-			}
-			fmt.Printf("%s  %-16s  %s  %s\n", s.ID, s.Model, s.CreatedAt.Format(time.RFC3339), state)
+		state := "idle"
+		if s.Active != "" {
+			state = "running " + s.Active
 		}
-		path = ""
-		if out.Next != "" {
-			path = "/v1/sessions?limit=100&cursor=" + url.QueryEscape(out.Next)
-		}
+		fmt.Printf("%s  %-16s  %s  %s\n", s.ID, s.Model, s.CreatedAt.Format(time.RFC3339), state)
 	}
 	return nil
 }
@@ -107,9 +95,9 @@ func cmdShow(ctx context.Context, env envDefaults, args []string) error {
 	}
 	var v any
 	if len(pos) == 2 {
-		v, err = cl.submission(ctx, pos[0], pos[1])
+		v, err = cl.Submission(ctx, pos[0], pos[1])
 	} else {
-		v, err = cl.session(ctx, pos[0])
+		v, err = cl.Session(ctx, pos[0])
 	}
 	if err != nil {
 		return err

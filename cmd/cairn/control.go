@@ -6,12 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -34,7 +34,7 @@ func cmdCancel(ctx context.Context, env envDefaults, args []string) error {
 		return err
 	}
 	defer closeFn()
-	sub, err := cl.cancel(ctx, pos[0], pos[1], *reason)
+	sub, err := cl.Cancel(ctx, pos[0], pos[1], *reason)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func cmdRetry(ctx context.Context, env envDefaults, args []string) error {
 	}
 	defer closeFn()
 	sid := pos[0]
-	sub, err := cl.retry(ctx, sid, pos[1], limits)
+	sub, err := cl.Retry(ctx, sid, pos[1], limits)
 	if err != nil {
 		return err
 	}
@@ -80,22 +80,10 @@ func cmdRetry(ctx context.Context, env envDefaults, args []string) error {
 	return followInterruptible(ctx, cl, os.Stdout, sid, sub.ID, contracts.Ask, os.Stdin)
 }
 
-func (c *client) cancel(ctx context.Context, sessionID, subID, reason string) (contracts.Submission, error) {
-	var s contracts.Submission
-	return s, c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(sessionID)+"/submissions/"+url.PathEscape(subID)+"/cancel",
-		map[string]string{"reason": reason}, nil, &s)
-}
-
-func (c *client) retry(ctx context.Context, sessionID, subID string, limits *contracts.Limits) (contracts.Submission, error) {
-	var s contracts.Submission
-	return s, c.do(ctx, "POST", "/v1/sessions/"+url.PathEscape(sessionID)+"/submissions/"+url.PathEscape(subID)+"/retry",
-		map[string]any{"limits": limits}, nil, &s)
-}
-
 // followInterruptible follows a submission like follow, with Ctrl-C: the
 // first asks the server to cancel the turn and goes on following until it
 // ends; a second detaches (the turn goes on being cancelled server-side).
-func followInterruptible(ctx context.Context, cl *client, w io.Writer, sid, subID string, approve contracts.Decision, in io.Reader) error {
+func followInterruptible(ctx context.Context, cl *client.Client, w io.Writer, sid, subID string, approve contracts.Decision, in io.Reader) error {
 	ints := make(chan os.Signal, 2)
 	signal.Notify(ints, os.Interrupt)
 	defer signal.Stop(ints)
@@ -110,7 +98,7 @@ func followInterruptible(ctx context.Context, cl *client, w io.Writer, sid, subI
 		}
 		fmt.Fprintf(w, "\n^C cancelling %s … (Ctrl-C again to detach)\n", subID)
 		go func() {
-			if _, err := cl.cancel(fctx, sid, subID, "interrupted in cairn run"); err != nil && fctx.Err() == nil {
+			if _, err := cl.Cancel(fctx, sid, subID, "interrupted in cairn run"); err != nil && fctx.Err() == nil {
 				fmt.Fprintf(w, "  cancel: %v\n", err)
 			}
 		}()
@@ -149,28 +137,19 @@ var sigterm os.Signal = syscall.SIGTERM
 // printTree prints the session's transcript tree, one node a line,
 // indented under its parent, with the node ids `cairn run --from` takes;
 // "*" marks the path to the head.
-func printTree(ctx context.Context, cl *client, w io.Writer, sid string) error {
-	sess, err := cl.session(ctx, sid)
+func printTree(ctx context.Context, cl *client.Client, w io.Writer, sid string) error {
+	sess, err := cl.Session(ctx, sid)
 	if err != nil {
 		return err
 	}
 	var nodes []contracts.Node
-	for cursor := ""; ; {
-		var page struct {
-			Nodes []contracts.Node `json:"nodes"`
-			Next  string           `json:"next_cursor"`
-		}
-		path := "/v1/sessions/" + url.PathEscape(sid) + "/transcript?tree=1&limit=100"
-		if cursor != "" {
-			path += "&cursor=" + url.QueryEscape(cursor)
-		}
-		if err := cl.do(ctx, "GET", path, nil, nil, &page); err != nil {
+	for n, err := range client.All(func(cursor string) (client.Page[contracts.Node], error) {
+		return cl.Transcript(ctx, sid, client.TranscriptOptions{Tree: true, ListOptions: client.ListOptions{Limit: 100, Cursor: cursor}})
+	}) {
+		if err != nil {
 			return err
 		}
-		nodes = append(nodes, page.Nodes...)
-		if cursor = page.Next; cursor == "" {
-			break
-		}
+		nodes = append(nodes, n)
 	}
 	parent := map[string]string{}
 	for _, n := range nodes {

@@ -83,7 +83,7 @@ func TestCtrlCCancelsTheTurn(t *testing.T) {
 func TestSecondCtrlCDetaches(t *testing.T) {
 	data := t.TempDir()
 	d := startDev(t, data)
-	_, sub, cmd, out, seen := startedRun(t, "→ bash", "run", "--addr", d.cl.base, "--data", data, "--model", "scripted:shell", "sleep 300")
+	_, sub, cmd, out, seen := startedRun(t, "→ bash", "run", "--addr", d.cl.BaseURL(), "--data", data, "--model", "scripted:shell", "sleep 300")
 	if err := d.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/testkit/awstest"
 )
@@ -31,11 +32,13 @@ func TestDevAWSBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	var cl *client
+	var cl *client.Client
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		if addr, ok := strings.CutPrefix(sc.Text(), "cairn dev (aws backend) listening on "); ok {
-			cl = remoteClient(addr, "aws-test")
+			if cl, err = remoteClient(addr, "aws-test"); err != nil {
+				t.Fatal(err)
+			}
 			go func() {
 				for sc.Scan() {
 				}
@@ -47,7 +50,7 @@ func TestDevAWSBackend(t *testing.T) {
 		t.Fatal("cairn dev --backend aws exited before listening")
 	}
 	ctx := context.Background()
-	s, err := cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
+	s, err := cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +59,12 @@ func TestDevAWSBackend(t *testing.T) {
 	if s.Owner != devIssuer+"|owner" {
 		t.Fatalf("session owner %q, want %s|owner", s.Owner, devIssuer)
 	}
-	var ae *apiError
-	if _, err := remoteClient(strings.TrimPrefix(cl.base, "http://"), "nope").session(ctx, s.ID); !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
+	var ae *client.Error
+	stranger, _ := remoteClient(strings.TrimPrefix(cl.BaseURL(), "http://"), "nope")
+	if _, err := stranger.Session(ctx, s.ID); !errors.As(err, &ae) || ae.Status != http.StatusUnauthorized {
 		t.Fatalf("an unknown token: %v, want 401", err)
 	}
-	sub, err := cl.submit(ctx, s.ID, "go", "k1")
+	sub, err := cl.Submit(ctx, s.ID, "go", client.SubmitOptions{Key: "k1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/model/scripted"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
@@ -62,7 +61,10 @@ func TestRunPrintsEachStepsFinalTextOnce(t *testing.T) {
 	}
 	h := res.Harness
 	var buf bytes.Buffer
-	cl := &client{base: "http://embedded", http: &http.Client{Transport: inProcess{h.RT.API}}}
+	cl, err := client.New("", client.WithHandler(h.RT.API))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := follow(context.Background(), cl, &buf, res.Sub.SessionID, res.Sub.ID, contracts.Deny, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +247,7 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 	if strings.Contains(text, "reading events") || strings.Contains(text, "cairn:") {
 		t.Fatalf("an error was printed:\n%s", text)
 	}
-	sub, err := d2.cl.submission(context.Background(), sid, m[1])
+	sub, err := d2.cl.Submission(context.Background(), sid, m[1])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,63 +256,5 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 	}
 	if got := stepLines(text); len(got) != 2 || got[1] != "[step 2] "+sub.Result {
 		t.Fatalf("step lines %q; want two, the last with the committed answer %q:\n%s", got, sub.Result, text)
-	}
-}
-
-// reconnecting: a rejected token is re-read from the token file; 503s are
-// waited out; a server that never comes back is given up on within the
-// bound, in one line; an error reconnecting cannot heal is returned at once.
-func TestReconnecting(t *testing.T) {
-	ctx := context.Background()
-	var mu sync.Mutex
-	busy := 2
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case r.Header.Get("Authorization") != "Bearer new":
-			http.Error(w, `{"error":{"code":"unauthorized","message":"bad token"}}`, http.StatusUnauthorized)
-		case busy > 0:
-			busy--
-			http.Error(w, `{"error":{"code":"unavailable","message":"starting"}}`, http.StatusServiceUnavailable)
-		case r.URL.Path == "/v1/sessions/nope":
-			http.Error(w, `{"error":{"code":"not_found","message":"no such session"}}`, http.StatusNotFound)
-		default:
-			fmt.Fprint(w, `{"id":"ses_1"}`)
-		}
-	}))
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte("new\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cl := remoteClient(srv.URL, "old")
-	cl.tokenFile = tokenFile
-	var buf bytes.Buffer
-	var sess sessionView
-	err := cl.reconnecting(ctx, &buf, func() string { return ", resuming" }, func() (err error) {
-		sess, err = cl.session(ctx, "ses_1")
-		return err
-	})
-	if err != nil || sess.ID != "ses_1" {
-		t.Fatalf("session %+v, %v:\n%s", sess, err, buf.String())
-	}
-	if got := buf.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "token rejected") || !strings.HasSuffix(got, ", resuming\n") {
-		t.Fatalf("want one line:\n%s", got)
-	}
-
-	buf.Reset()
-	if err := cl.reconnecting(ctx, &buf, func() string { return "" }, func() error { _, err := cl.session(ctx, "nope"); return err }); err == nil || buf.Len() != 0 {
-		t.Fatalf("a 404 was retried: %v %q", err, buf.String())
-	}
-
-	srv.Close()
-	buf.Reset()
-	cl.giveUpAfter = 300 * time.Millisecond
-	err = cl.reconnecting(ctx, &buf, func() string { return "" }, func() error { _, err := cl.session(ctx, "ses_1"); return err })
-	if err == nil || !strings.Contains(err.Error(), "did not come back") {
-		t.Fatalf("err = %v", err)
-	}
-	if got := buf.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "connection refused") || !strings.Contains(got, "gave up after") {
-		t.Fatalf("want one line:\n%s", got)
 	}
 }

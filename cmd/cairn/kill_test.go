@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -40,8 +41,9 @@ func TestMain(m *testing.M) {
 }
 
 type devServer struct {
-	cmd *exec.Cmd
-	cl  *client
+	cmd   *exec.Cmd
+	cl    *client.Client
+	token string
 }
 
 // startDev runs `cairn dev` on data (with extra flags) and waits for its
@@ -86,7 +88,11 @@ func launch(t *testing.T, data string, env []string, ready, token string, args .
 				for sc.Scan() {
 				}
 			}()
-			return &devServer{cmd: cmd, cl: remoteClient(url, token)}, url
+			cl, err := remoteClient(url, token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return &devServer{cmd: cmd, cl: cl, token: token}, url
 		}
 	}
 	t.Fatalf("cairn %s exited before %q (see %s)", args[0], ready, logf.Name())
@@ -109,11 +115,11 @@ var killSpec = contracts.SessionSpec{
 func ptr[T any](v T) *T { return &v }
 
 // waitEvent long-polls until an event satisfying match appears.
-func waitEvent(t *testing.T, ctx context.Context, cl *client, sid, sub string, match func(contracts.Event) bool) {
+func waitEvent(t *testing.T, ctx context.Context, cl *client.Client, sid, sub string, match func(contracts.Event) bool) {
 	t.Helper()
 	var after int64
 	for {
-		page, err := cl.events(ctx, sid, sub, after, 20*time.Second)
+		page, err := cl.Events(ctx, sid, sub, client.EventsOptions{After: after, Wait: 20 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,16 +136,16 @@ func waitEvent(t *testing.T, ctx context.Context, cl *client, sid, sub string, m
 }
 
 // waitDone long-polls until the submission is terminal.
-func waitDone(t *testing.T, ctx context.Context, cl *client, sid, sub string) contracts.Submission {
+func waitDone(t *testing.T, ctx context.Context, cl *client.Client, sid, sub string) contracts.Submission {
 	t.Helper()
 	var after int64
 	for {
-		page, err := cl.events(ctx, sid, sub, after, 20*time.Second)
+		page, err := cl.Events(ctx, sid, sub, client.EventsOptions{After: after, Wait: 20 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if page.Done {
-			s, err := cl.submission(ctx, sid, sub)
+			s, err := cl.Submission(ctx, sid, sub)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,16 +155,14 @@ func waitDone(t *testing.T, ctx context.Context, cl *client, sid, sub string) co
 	}
 }
 
-func transcriptOf(t *testing.T, ctx context.Context, cl *client, sid string) []string {
+func transcriptOf(t *testing.T, ctx context.Context, cl *client.Client, sid string) []string {
 	t.Helper()
-	var out struct {
-		Nodes []contracts.Node `json:"nodes"`
-	}
-	if err := cl.do(ctx, "GET", "/v1/sessions/"+sid+"/transcript", nil, nil, &out); err != nil {
+	out, err := cl.Transcript(ctx, sid, client.TranscriptOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
-	for _, n := range out.Nodes {
+	for _, n := range out.Items {
 		line := string(n.Role)
 		for _, b := range n.Blocks {
 			switch {
@@ -177,11 +181,11 @@ func transcriptOf(t *testing.T, ctx context.Context, cl *client, sid string) []s
 
 func runTurn(t *testing.T, ctx context.Context, d *devServer) (sid, sub string) {
 	t.Helper()
-	s, err := d.cl.createSession(ctx, killSpec)
+	s, err := d.cl.CreateSession(ctx, killSpec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, err := d.cl.submit(ctx, s.ID, "append a line and check slowly", "k-"+s.ID)
+	su, err := d.cl.Submit(ctx, s.ID, "append a line and check slowly", client.SubmitOptions{Key: "k-" + s.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@
 // `cairn dev --backend aws` serves the same API against AWS services (or
 // LocalStack/moto) through the Lambda harness.
 //
-// It may import shared/assemble, shared/aws/backend, shared/aws/backend/all, shared/aws/harness,
+// It may import client, shared/assemble, shared/aws/backend, shared/aws/backend/all, shared/aws/harness,
 // shared/aws/lambdafn, shared/auth, shared/contracts, shared/embedded/backend,
 // shared/ids, shared/mcp/serve, shared/repair, shared/telemetry, shared/sandbox/server, shared/workflow/isolate, the standard
 // library, the AWS SDK, aws-lambda-go's event types, the MCP Go SDK and golang.org/x/sys.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"net/http"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,24 +39,10 @@ func cmdMCP(ctx context.Context, env envDefaults, args []string) error {
 		return err
 	}
 	defer closeFn()
-	srv := mcpserve.New(mcpserve.Config{API: cl.send, MaxWait: *maxWait})
+	srv := mcpserve.New(mcpserve.Config{API: cl.Send, MaxWait: *maxWait}) // each tool's API call, with the client's credentials
 	err = srv.Run(ctx, &sdk.StdioTransport{})
 	if ctx.Err() != nil {
 		return nil // stopped by a signal, or the client closed stdin
 	}
 	return err
-}
-
-// send sends req (a path on the API) to the client's server with its token.
-func (c *client) send(req *http.Request) (*http.Response, error) {
-	u := *req.URL
-	full, err := http.NewRequestWithContext(req.Context(), req.Method, c.base+u.RequestURI(), req.Body)
-	if err != nil {
-		return nil, err
-	}
-	full.Header = req.Header.Clone()
-	if c.token != "" {
-		full.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	return c.http.Do(full)
 }

@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/testkit/mcptest"
 )
@@ -190,7 +191,7 @@ func TestMCPStdioServerInProcessSandbox(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
 	d := startDev(t, data, "--sandbox", "process")
-	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:call", MCP: []contracts.MCPServer{{Name: "every",
+	s, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:call", MCP: []contracts.MCPServer{{Name: "every",
 		Command: []string{"npx", "-y", mcptest.Everything, "stdio"}, InSandbox: true,
 		Tools: []string{"echo", "get-structured-content", "get-resource-reference", "toggle-simulated-logging"}}}})
 	if err != nil {
@@ -198,7 +199,7 @@ func TestMCPStdioServerInProcessSandbox(t *testing.T) {
 	}
 	turn := func(prompt string) string {
 		t.Helper()
-		su, err := d.cl.submit(ctx, s.ID, prompt, "")
+		su, err := d.cl.Submit(ctx, s.ID, prompt, client.SubmitOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +213,7 @@ func TestMCPStdioServerInProcessSandbox(t *testing.T) {
 		t.Fatalf("echo: %s", r)
 	}
 	sandboxRecord(t, ctx, d, s.ID)
-	sess, err := d.cl.session(ctx, s.ID)
+	sess, err := d.cl.Session(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

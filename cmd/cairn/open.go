@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/auth"
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -40,12 +42,15 @@ func defaultData() string {
 
 // open returns a client and, in embedded mode, the running runtime (the
 // caller cancels ctx and closes it).
-func (t *target) open(ctx context.Context, env envDefaults) (*client, func(), error) {
+func (t *target) open(ctx context.Context, env envDefaults) (*client.Client, func(), error) {
 	if t.addr != "" {
-		cl := remoteClient(t.addr, t.token)
+		var opts []client.Option
 		if t.token == "" && t.data != "" {
-			cl.tokenFile = filepath.Join(t.data, "token") // re-read when a follower reconnects
-			cl.reloadToken()
+			opts = append(opts, client.WithTokenFile(client.TokenPath(t.data))) // re-read when a follower reconnects
+		}
+		cl, err := remoteClient(t.addr, t.token, opts...)
+		if err != nil {
+			return nil, nil, err
 		}
 		return cl, func() {}, nil
 	}
@@ -71,8 +76,27 @@ func (t *target) open(ctx context.Context, env envDefaults) (*client, func(), er
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { rt.Serve(sctx); close(done) }()
-	cl := &client{base: "http://embedded", http: &http.Client{Transport: inProcess{rt.API}}}
+	cl, err := client.New("", client.WithHandler(rt.API)) // the very API a server serves, in-process
+	if err != nil {
+		cancel()
+		<-done
+		rt.Close()
+		logf.Close()
+		return nil, nil, err
+	}
 	return cl, func() { cancel(); <-done; rt.Close(); logf.Close() }, nil
+}
+
+// remoteClient is a client of a dev server at addr (host:port or URL)
+// with the bearer token (none if "").
+func remoteClient(addr, token string, opts ...client.Option) (*client.Client, error) {
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	if token != "" {
+		opts = append(opts, client.WithBearer(token))
+	}
+	return client.New(addr, opts...)
 }
 
 // asOwner is the principal of the embedded CLI: whoever opens the data

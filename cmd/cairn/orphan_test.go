@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -56,7 +57,7 @@ func TestKillOrphanedToolEffect(t *testing.T) {
 			ctx := context.Background()
 			data := t.TempDir()
 			d := startDev(t, data, c.flags...)
-			s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
+			s, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +71,7 @@ func TestKillOrphanedToolEffect(t *testing.T) {
 			mkfifo(t, release).Close()
 			effect := filepath.Join(ws, "f")
 
-			su, err := d.cl.submit(ctx, s.ID, orphanCommand, "")
+			su, err := d.cl.Submit(ctx, s.ID, orphanCommand, client.SubmitOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

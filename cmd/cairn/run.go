@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
 )
@@ -69,7 +70,7 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 				}
 			}
 		}
-		s, err := cl.createSession(ctx, spec)
+		s, err := cl.CreateSession(ctx, spec)
 		if err != nil {
 			return fmt.Errorf("creating session: %w", err)
 		}
@@ -78,7 +79,7 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 	if *key == "" {
 		*key = ids.RandomHex(8)
 	}
-	sub, err := cl.submitFrom(ctx, sid, prompt, *key, *from)
+	sub, err := cl.Submit(ctx, sid, prompt, client.SubmitOptions{Key: *key, Parent: *from})
 	if err != nil {
 		return fmt.Errorf("submitting: %w", err)
 	}
@@ -88,37 +89,24 @@ func cmdRun(ctx context.Context, env envDefaults, args []string) error {
 
 // follow streams a submission's progress to w until it ends or parks. If
 // the server goes away (a restart), it reconnects and resumes after the
-// last event it saw (client.reconnecting).
-func follow(ctx context.Context, cl *client, w io.Writer, sid, subID string, approve contracts.Decision, in io.Reader) error {
+// last event it saw, saying so on w in one line (client.Client.Follow,
+// long-polling: it works wherever the API is served).
+func follow(ctx context.Context, cl *client.Client, w io.Writer, sid, subID string, approve contracts.Decision, in io.Reader) error {
 	p := newPrinter(w)
-	var after int64
-	resume := func() string { return fmt.Sprintf(", resuming after event %d", after) }
-	for {
-		var page eventsPage
-		err := cl.reconnecting(ctx, w, resume, func() (err error) {
-			page, err = cl.events(ctx, sid, subID, after, 20*time.Second)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("reading events: %w", err)
+	_, err := cl.Follow(ctx, sid, subID, client.FollowOptions{Wait: 20 * time.Second, Progress: w}, func(ev contracts.Event) error {
+		p.print(ev)
+		if ev.Type == contracts.EventApprovalNeeded {
+			return ask(ctx, cl, w, sid, ev, approve, in)
 		}
-		for _, ev := range page.Events {
-			p.print(ev)
-			if ev.Type == contracts.EventApprovalNeeded {
-				if err := ask(ctx, cl, w, sid, ev, approve, in); err != nil {
-					return err
-				}
-			}
-		}
-		after = page.Next
-		if page.Done {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	p.flush()
 	var sub contracts.Submission
-	if err := cl.reconnecting(ctx, w, func() string { return "" }, func() (err error) {
-		sub, err = cl.submission(ctx, sid, subID)
+	if err := cl.Reconnecting(ctx, w, nil, func() (err error) {
+		sub, err = cl.Submission(ctx, sid, subID)
 		return err
 	}); err != nil {
 		return err
@@ -130,11 +118,10 @@ func follow(ctx context.Context, cl *client, w io.Writer, sid, subID string, app
 	return fmt.Errorf("submission %s %s at step %d: %s", sub.ID, sub.Phase, sub.Step+1, sub.Error)
 }
 
-func ask(ctx context.Context, cl *client, w io.Writer, sid string, ev contracts.Event, approve contracts.Decision, in io.Reader) error {
-	none := func() string { return "" }
-	var sess sessionView
-	if err := cl.reconnecting(ctx, w, none, func() (err error) {
-		sess, err = cl.session(ctx, sid)
+func ask(ctx context.Context, cl *client.Client, w io.Writer, sid string, ev contracts.Event, approve contracts.Decision, in io.Reader) error {
+	var sess client.Session
+	if err := cl.Reconnecting(ctx, w, nil, func() (err error) {
+		sess, err = cl.Session(ctx, sid)
 		return err
 	}); err != nil {
 		return err
@@ -160,14 +147,25 @@ func ask(ctx context.Context, cl *client, w io.Writer, sid string, ev contracts.
 	}
 	// Deciding the same way twice is a no-op, so a decision whose answer
 	// was lost is simply sent again.
-	if err := cl.reconnecting(ctx, w, none, func() error {
-		_, err := cl.decide(ctx, sid, ev.ApprovalID, d, "from cairn run")
+	if err := cl.Reconnecting(ctx, w, nil, func() error {
+		_, err := cl.Decide(ctx, sid, ev.ApprovalID, d, "from cairn run")
 		return err
 	}); err != nil {
 		return fmt.Errorf("deciding approval %s: %w", ev.ApprovalID, err)
 	}
 	fmt.Fprintf(w, "  · %s %s\n", d, ev.ApprovalID)
 	return nil
+}
+
+func exitCode(err error) int {
+	var pe *parkedError
+	if errors.As(err, &pe) {
+		return 3
+	}
+	if errors.Is(err, errDetached) {
+		return 130
+	}
+	return 1
 }
 
 // isTerminal reports whether f is a terminal (not /dev/null, a pipe or a file).

@@ -33,7 +33,7 @@ func TestDevLocalSandboxAsRootKeepsDataOutOfReach(t *testing.T) {
 			t.Fatalf("DATA/%s: %v (the check below would prove nothing)", f, err)
 		}
 	}
-	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
+	s, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestDevSandboxRunAsSetting(t *testing.T) {
 	}
 	ctx := context.Background()
 	d := startDevEnv(t, t.TempDir(), []string{"CAIRN_SANDBOX_RUN_AS=self"})
-	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
+	s, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 	if err != nil {
 		t.Fatal(err)
 	}

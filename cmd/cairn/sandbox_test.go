@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -21,7 +22,7 @@ import (
 // tool) and waits for the submission to end.
 func shellTurn(t *testing.T, ctx context.Context, d *devServer, sid, prompt string) (contracts.Submission, []string) {
 	t.Helper()
-	su, err := d.cl.submit(ctx, sid, prompt, "")
+	su, err := d.cl.Submit(ctx, sid, prompt, client.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func shellTurn(t *testing.T, ctx context.Context, d *devServer, sid, prompt stri
 // its idle timeout).
 func sandboxRecord(t *testing.T, ctx context.Context, d *devServer, sid string) contracts.SandboxRecord {
 	t.Helper()
-	s, err := d.cl.session(ctx, sid)
+	s, err := d.cl.Session(ctx, sid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestDevProcessSandboxKeepsFilesAcrossTurns(t *testing.T) {
 	secrets := []string{"AWS_SECRET_ACCESS_KEY=runtime-secret", "CAIRN_SECRET=runtime-secret", "OPENAI_API_KEY=runtime-secret",
 		"GITHUB_PAT=runtime-secret", "DATABASE_URL=postgres://u:runtime-secret@h/db"}
 	d := startDevEnv(t, data, secrets, "--sandbox", "process")
-	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
+	s, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +91,11 @@ func TestKillDuringRemoteMutatingCall(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
 	d := startDev(t, data, "--sandbox", "process")
-	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
+	s, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, err := d.cl.submit(ctx, s.ID, "echo line >> out.txt; sleep 1; echo wrote", "")
+	su, err := d.cl.Submit(ctx, s.ID, "echo line >> out.txt; sleep 1; echo wrote", client.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestDeadSandboxIsReplaced(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
 	d := startDev(t, data, "--sandbox", "process")
-	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
+	s, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestDeadSandboxIsReplaced(t *testing.T) {
 	defer f.Close()
 	turn := make(chan []string, 1)
 	go func() {
-		su, err := d.cl.submit(ctx, s.ID, "echo running > running.fifo; exec sleep 300", "")
+		su, err := d.cl.Submit(ctx, s.ID, "echo running > running.fifo; exec sleep 300", client.SubmitOptions{})
 		if err != nil {
 			turn <- []string{err.Error(), ""}
 			return

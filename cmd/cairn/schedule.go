@@ -6,10 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"time"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -51,22 +51,18 @@ func cmdSchedule(ctx context.Context, env envDefaults, args []string) error {
 	defer closeFn()
 	switch verb {
 	case "create":
-		var sc contracts.Schedule
-		body := map[string]any{"expression": pos[1]}
-		if in != nil {
-			body["input"] = in
-		}
-		if err := cl.do(ctx, "POST", "/v1/workflows/"+url.PathEscape(pos[0])+"/schedules", body, nil, &sc); err != nil {
+		sc, err := cl.CreateSchedule(ctx, pos[0], pos[1], in)
+		if err != nil {
 			return fmt.Errorf("creating schedule: %w", err)
 		}
-		printSchedule(sc)
+		printSchedule(summary(sc))
 		return nil
 	case "list":
-		path := "/v1/schedules"
+		wf := ""
 		if len(pos) == 1 {
-			path = "/v1/workflows/" + url.PathEscape(pos[0]) + "/schedules"
+			wf = pos[0]
 		}
-		return eachSchedule(ctx, cl, path, func(sc contracts.Schedule) bool { printSchedule(sc); return true })
+		return eachSchedule(ctx, cl, wf, func(sc client.ScheduleSummary) bool { printSchedule(sc); return true })
 	}
 	wf, id := "", pos[len(pos)-1]
 	if len(pos) == 2 {
@@ -74,22 +70,26 @@ func cmdSchedule(ctx context.Context, env envDefaults, args []string) error {
 	} else if wf, err = scheduleWorkflow(ctx, cl, id); err != nil {
 		return err
 	}
-	path := "/v1/workflows/" + url.PathEscape(wf) + "/schedules/" + url.PathEscape(id)
-	var sc contracts.Schedule
 	switch verb {
 	case "get":
-		if err := cl.do(ctx, "GET", path, nil, nil, &sc); err != nil {
+		sc, err := cl.Schedule(ctx, wf, id)
+		if err != nil {
 			return err
 		}
 		out, _ := json.MarshalIndent(sc, "", "  ")
 		fmt.Fprintln(os.Stdout, string(out))
 	case "pause", "resume":
-		if err := cl.do(ctx, "POST", path+"/"+verb, nil, nil, &sc); err != nil {
+		set := cl.PauseSchedule
+		if verb == "resume" {
+			set = cl.ResumeSchedule
+		}
+		sc, err := set(ctx, wf, id)
+		if err != nil {
 			return err
 		}
-		printSchedule(sc)
+		printSchedule(summary(sc))
 	case "delete":
-		if err := cl.do(ctx, "DELETE", path, nil, nil, nil); err != nil {
+		if err := cl.DeleteSchedule(ctx, wf, id); err != nil {
 			return err
 		}
 		fmt.Printf("schedule %s deleted\n", id)
@@ -97,8 +97,14 @@ func cmdSchedule(ctx context.Context, env envDefaults, args []string) error {
 	return nil
 }
 
+// summary is a schedule as lists show it.
+func summary(sc contracts.Schedule) client.ScheduleSummary {
+	return client.ScheduleSummary{ID: sc.ID, WorkflowID: sc.WorkflowID, Expression: sc.Expression, Owner: sc.Owner,
+		Paused: sc.Paused, InputBytes: len(sc.Input), CreatedAt: sc.CreatedAt, UpdatedAt: sc.UpdatedAt}
+}
+
 // printSchedule prints one line: id, workflow, expression, state, created.
-func printSchedule(sc contracts.Schedule) {
+func printSchedule(sc client.ScheduleSummary) {
 	state := "active"
 	if sc.Paused {
 		state = "paused"
@@ -106,25 +112,21 @@ func printSchedule(sc contracts.Schedule) {
 	fmt.Printf("%s  %s  %-22s  %s  %s\n", sc.ID, sc.WorkflowID, sc.Expression, state, sc.CreatedAt.Format(time.RFC3339))
 }
 
-// eachSchedule pages a schedule list route, calling f per schedule until
-// it returns false.
-func eachSchedule(ctx context.Context, cl *client, path string, f func(contracts.Schedule) bool) error {
-	for next := "?limit=100"; next != ""; {
-		var out struct {
-			Schedules []contracts.Schedule `json:"schedules"` // summaries: no input
-			Next      string               `json:"next_cursor"`
+// eachSchedule pages the caller's schedules (of workflow wf, or of every
+// workflow when ""), calling f per schedule until it returns false.
+func eachSchedule(ctx context.Context, cl *client.Client, wf string, f func(client.ScheduleSummary) bool) error {
+	for sc, err := range client.All(func(cursor string) (client.Page[client.ScheduleSummary], error) {
+		opts := client.ListOptions{Limit: 100, Cursor: cursor}
+		if wf == "" {
+			return cl.Schedules(ctx, opts)
 		}
-		if err := cl.do(ctx, "GET", path+next, nil, nil, &out); err != nil {
+		return cl.WorkflowSchedules(ctx, wf, opts)
+	}) {
+		if err != nil {
 			return err
 		}
-		for _, sc := range out.Schedules {
-			if !f(sc) {
-				return nil
-			}
-		}
-		next = ""
-		if out.Next != "" {
-			next = "?limit=100&cursor=" + url.QueryEscape(out.Next)
+		if !f(sc) {
+			return nil
 		}
 	}
 	return nil
@@ -132,9 +134,9 @@ func eachSchedule(ctx context.Context, cl *client, path string, f func(contracts
 
 // scheduleWorkflow finds the workflow of schedule id among the caller's
 // schedules.
-func scheduleWorkflow(ctx context.Context, cl *client, id string) (string, error) {
+func scheduleWorkflow(ctx context.Context, cl *client.Client, id string) (string, error) {
 	wf := ""
-	err := eachSchedule(ctx, cl, "/v1/schedules", func(sc contracts.Schedule) bool {
+	err := eachSchedule(ctx, cl, "", func(sc client.ScheduleSummary) bool {
 		if sc.ID == id {
 			wf = sc.WorkflowID
 		}

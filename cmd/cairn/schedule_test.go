@@ -15,13 +15,13 @@ import (
 func TestScheduleCommands(t *testing.T) {
 	data := t.TempDir()
 	d := startDev(t, data)
-	var wf contracts.Workflow
-	if err := d.cl.do(context.Background(), "POST", "/v1/workflows", map[string]string{"name": "nightly", "script": "result = 1"}, nil, &wf); err != nil {
+	wf, err := d.cl.CreateWorkflow(context.Background(), "nightly", "result = 1")
+	if err != nil {
 		t.Fatal(err)
 	}
 	run := func(want int, args ...string) string {
 		t.Helper()
-		out, code := cairn(t, append(append([]string{"schedule"}, args...), "--addr", d.cl.base, "--token", d.cl.token)...)
+		out, code := cairn(t, append(append([]string{"schedule"}, args...), "--addr", d.cl.BaseURL(), "--token", d.token)...)
 		if code != want {
 			t.Fatalf("cairn schedule %s: exit %d, want %d:\n%s", strings.Join(args, " "), code, want, out)
 		}
@@ -41,7 +41,7 @@ func TestScheduleCommands(t *testing.T) {
 		t.Fatalf("pause printed %q", out)
 	}
 	var got contracts.Schedule
-	err := json.Unmarshal([]byte(run(0, "get", wf.ID, id)), &got)
+	err = json.Unmarshal([]byte(run(0, "get", wf.ID, id)), &got)
 	var in bytes.Buffer
 	if err == nil {
 		err = json.Compact(&in, got.Input)

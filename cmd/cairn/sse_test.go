@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -62,11 +63,11 @@ func TestSSEResumesAcrossARestart(t *testing.T) {
 	data := t.TempDir()
 	d1, addr := startDevOn(t, data, "127.0.0.1:0", "sse-before")
 	ctx := context.Background()
-	s, err := d1.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
+	s, err := d1.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, err := d1.cl.submit(ctx, s.ID, "until [ -e release ]; do sleep 0.05; done; echo released", "")
+	su, err := d1.cl.Submit(ctx, s.ID, "until [ -e release ]; do sleep 0.05; done; echo released", client.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	collector "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/testkit/awstest"
 )
@@ -114,11 +115,11 @@ func tracedDemoAWS(t *testing.T, endpoint string) (contracts.Session, contracts.
 func demoOn(t *testing.T, d *devServer) (contracts.Session, contracts.Submission) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
+	s, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, err := d.cl.submit(ctx, s.ID, "do the demo", "")
+	su, err := d.cl.Submit(ctx, s.ID, "do the demo", client.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -50,55 +50,34 @@ func cmdWorkflow(ctx context.Context, env envDefaults, args []string) error {
 		return err
 	}
 	defer closeFn()
-	var wf contracts.Workflow
 	name := strings.TrimSuffix(filepath.Base(fs.Arg(0)), filepath.Ext(fs.Arg(0)))
-	if err := cl.do(ctx, "POST", "/v1/workflows", map[string]string{"name": name, "script": string(src)}, nil, &wf); err != nil {
+	wf, err := cl.CreateWorkflow(ctx, name, string(src))
+	if err != nil {
 		return fmt.Errorf("creating workflow: %w", err)
 	}
-	hdr := map[string]string{}
-	if *key != "" {
-		hdr["Idempotency-Key"] = *key
-	}
-	var run contracts.WorkflowRun
-	if err := cl.do(ctx, "POST", "/v1/workflows/"+wf.ID+"/runs", map[string]any{"input": in}, hdr, &run); err != nil {
+	run, err := cl.StartRun(ctx, wf.ID, client.RunOptions{Input: in, Key: *key})
+	if err != nil {
 		return fmt.Errorf("starting run: %w", err)
 	}
 	fmt.Printf("workflow %s · run %s\n", wf.ID, run.ID)
 	return watchRun(ctx, cl, wf.ID, run.ID, *every)
 }
 
-// runView mirrors the API's run with the first page of its nodes.
-type runView struct {
-	contracts.WorkflowRun
-	Nodes     []runNode `json:"nodes"`
-	NodeCount int       `json:"node_count"`
-	NodesNext string    `json:"nodes_next_cursor"`
-}
-
-// runNode is a node as the API lists it (prompt and output cut short).
-type runNode struct {
-	contracts.WorkflowNode
-	Submission *contracts.Submission `json:"submission"`
-}
-
 // watchRun prints each node once when it starts and once when it ends,
 // then the run's outcome.
-func watchRun(ctx context.Context, cl *client, wfID, runID string, every time.Duration) error {
+func watchRun(ctx context.Context, cl *client.Client, wfID, runID string, every time.Duration) error {
 	started, ended := map[string]bool{}, map[string]bool{}
 	for {
-		var v runView
-		if err := cl.do(ctx, "GET", "/v1/workflows/"+wfID+"/runs/"+runID, nil, nil, &v); err != nil {
+		v, err := cl.Run(ctx, wfID, runID, client.ListOptions{})
+		if err != nil {
 			return err
 		}
 		for next := v.NodesNext; next != ""; { // the rest of the nodes, a page at a time
-			var more struct {
-				Nodes []runNode `json:"nodes"`
-				Next  string    `json:"next_cursor"`
-			}
-			if err := cl.do(ctx, "GET", "/v1/workflows/"+wfID+"/runs/"+runID+"/nodes?cursor="+url.QueryEscape(next), nil, nil, &more); err != nil {
+			more, err := cl.Nodes(ctx, wfID, runID, client.ListOptions{Cursor: next})
+			if err != nil {
 				return err
 			}
-			v.Nodes, next = append(v.Nodes, more.Nodes...), more.Next
+			v.Nodes, next = append(v.Nodes, more.Items...), more.NextCursor
 		}
 		for _, n := range v.Nodes {
 			label := n.ID

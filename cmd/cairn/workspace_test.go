@@ -23,7 +23,7 @@ func TestDevEphemeralWorkspaceIsRestoredFromItsSnapshot(t *testing.T) {
 	ctx := context.Background()
 	data := t.TempDir()
 	d := startDev(t, data, "--sandbox", "process")
-	s, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell",
+	s, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:shell",
 		Sandbox: contracts.SandboxSpec{Kind: "process", Workspace: contracts.WorkspaceEphemeral}})
 	if err != nil {
 		t.Fatal(err)
