@@ -59,6 +59,9 @@ func TestRunParksThenApprove(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "committed ") {
 		t.Fatalf("approve: exit %d:\n%s", code, out)
 	}
+	if !strings.Contains(out, "! approval "+m[2]+": allow by ") {
+		t.Fatalf("approve: no line saying who allowed it:\n%s", out)
+	}
 	if b, err := os.ReadFile(filepath.Join(data, "sandboxes", m[1], "approved.txt")); err != nil || string(b) != "approved\n" {
 		t.Fatalf("approved.txt = %q, %v", b, err)
 	}

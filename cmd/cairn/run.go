@@ -254,6 +254,10 @@ func (p *printer) print(ev contracts.Event) {
 		fmt.Fprintf(p.w, "  %s %s: %s\n", mark, ev.Tool, short(ev.Text, 100))
 	case contracts.EventApprovalNeeded:
 		fmt.Fprintf(p.w, "  ! approval needed for %s %s (approval %s)\n", ev.Tool, short(ev.Text, 100), ev.ApprovalID)
+	case contracts.EventApprovalDecided:
+		fmt.Fprintf(p.w, "  ! approval %s: %s\n", ev.ApprovalID, short(ev.Text, 100))
+	case contracts.EventRepaired:
+		fmt.Fprintf(p.w, "  ↻ repaired: %s\n", short(ev.Text, 100))
 	case contracts.EventFailed:
 		fmt.Fprintf(p.w, "  failed: %s\n", ev.Text)
 	}
