@@ -103,6 +103,8 @@ func (s *Stack) addOutputs() {
 	out("ApiEndpoint", s.API.ApiEndpoint())
 	// The event streams (SSE), signed with SigV4 for the service "lambda".
 	out("StreamUrl", s.StreamURL.Url())
+	// What a caller's identity policy names (lambda:InvokeFunctionUrl, lambda:InvokeFunction).
+	out("StreamFunctionArn", s.Functions[FnStream].FunctionArn())
 	// The deployment id in the queue and log group names (naming.go):
 	// /<prefix>/<id>/<function> holds a function's logs.
 	out("DeploymentId", jsii.String(s.deploymentID()))

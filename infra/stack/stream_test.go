@@ -35,9 +35,12 @@ func TestStreamFunctionURLIsIAMAndStreams(t *testing.T) {
 				t.Errorf("%s: permission %s on the stream function: %s (its callers bring their own identity policy)", tp.name, id, js(pp))
 			}
 		}
-		out := obj(obj((*tp.a.ToJSON())["Outputs"])["StreamUrl"])
-		if js(out["Value"]) != getAtt(urls[0], "FunctionUrl") {
+		outs := obj((*tp.a.ToJSON())["Outputs"])
+		if out := obj(outs["StreamUrl"]); js(out["Value"]) != getAtt(urls[0], "FunctionUrl") {
 			t.Errorf("%s: StreamUrl output %s, want the URL's FunctionUrl", tp.name, js(out))
+		}
+		if out := obj(outs["StreamFunctionArn"]); js(out["Value"]) != getAtt(fn, "Arn") {
+			t.Errorf("%s: StreamFunctionArn output %s, want the function's ARN (callers' policies name it)", tp.name, js(out))
 		}
 	}
 }
