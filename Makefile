@@ -8,7 +8,7 @@ SHELL   := /bin/bash
 DEMO    ?= .cairn/demo
 
 .PHONY: build run test bench trace-check vet fmt clean functions coldstart moto-start moto-stop localstack-start localstack-stop
-FUNCTIONS := api model tools commit repair workflow isolate sandboxd
+FUNCTIONS := api model tools commit repair workflow isolate stream sandboxd
 
 build:
 	$(GO) build -o $(BIN)/cairn ./cmd/cairn

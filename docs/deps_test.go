@@ -93,6 +93,15 @@ func TestFunctionsLinkOnlyWhatTheyServe(t *testing.T) {
 		return out
 	}
 	mcpSDK := []string{"github.com/modelcontextprotocol/go-sdk"} // the api pins, the tools function calls
+	// what the stream function never links: it reads the journal and the
+	// event log (DynamoDB, S3) and assembles no runtime, so no queue,
+	// scheduler, secrets or script interpreter either
+	assembled := []string{
+		module + "/shared/assemble", module + "/shared/aws/backend$", module + "/shared/aws/sqsqueue", module + "/shared/workflow",
+		module + "/shared/repair", module + "/shared/worker", module + "/shared/tools", module + "/shared/sandbox",
+		"github.com/aws/aws-sdk-go-v2/service/sqs", "github.com/aws/aws-sdk-go-v2/service/scheduler",
+		"github.com/aws/aws-sdk-go-v2/service/secretsmanager",
+	}
 	forbidden := map[string][]string{
 		"functions/api":      cat(modelSDKs, ecs, invoker, sandboxd),
 		"functions/model":    cat(ecs, invoker, sandboxd, mcpSDK),
@@ -102,6 +111,7 @@ func TestFunctionsLinkOnlyWhatTheyServe(t *testing.T) {
 		"functions/workflow": cat(modelSDKs, ecs, sandboxd, mcpSDK),
 		"functions/isolate":  cat(modelSDKs, ecs, runtime, sandboxd, []string{"github.com/aws/aws-sdk-go-v2"}),
 		"functions/sandboxd": cat(modelSDKs, runtime, starlark, []string{"github.com/aws/aws-sdk-go-v2"}),
+		"functions/stream":   cat(modelSDKs, ecs, invoker, sandboxd, mcpSDK, starlark, assembled),
 	}
 	pkgs, err := goList(root(t), lambdaEnv, "-deps", "-tags", lambdaTags, "./functions/...")
 	if err != nil {

@@ -9,7 +9,7 @@
 // anthropicKeySecretArn, openaiKeySecretArn, defaultModel, endpointAzs,
 // throttleRate, throttleBurst, apiConcurrency, modelConcurrency,
 // toolsConcurrency, commitConcurrency, workflowConcurrency,
-// isolateConcurrency, accountConcurrency (docs/DEPLOY.md); tracing
+// isolateConcurrency, streamConcurrency, accountConcurrency (docs/DEPLOY.md); tracing
 // (off|adot|otlp), adotLayerArn, otlpEndpoint (README.md).
 package main
 

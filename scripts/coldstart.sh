@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 ENDPOINT=${CAIRN_AWS_ENDPOINT:-http://127.0.0.1:4566}
-FUNCTIONS=${FUNCTIONS:-api model tools commit repair workflow isolate}
+FUNCTIONS=${FUNCTIONS:-api model tools commit repair workflow isolate stream}
 RUNS=${RUNS:-3}
 RIE_VERSION=${RIE_VERSION:-v0.0.0-20261030222936-bef5c4ba774d}
 OUT=${OUT:-$PWD/.cairn/coldstart}
@@ -44,6 +44,10 @@ for f in $FUNCTIONS; do
 	api) event='{"version":"2.0","routeKey":"$default","rawPath":"/v1/health","requestContext":{"http":{"method":"GET","path":"/v1/health"}}}' ;;
 	repair) event='{}' ;;
 	isolate) event='{"script":"result = 1","run_id":"r","now":"2026-12-01T00:00:00Z"}' ;;
+	# a function URL event with an IAM caller, for a session that does not
+	# exist: one GetItem, then a 404 (the emulator has no response
+	# streaming: it returns the streamed body whole, prelude included)
+	stream) event='{"version":"2.0","rawPath":"/v1/sessions/ses_coldstart/events","headers":{"accept":"text/event-stream"},"requestContext":{"http":{"method":"GET","path":"/v1/sessions/ses_coldstart/events"},"authorizer":{"iam":{"userArn":"arn:aws:iam::000000000000:user/coldstart","accountId":"000000000000"}}}}' ;;
 	esac
 	times=()
 	for _ in $(seq "$RUNS"); do

@@ -13,7 +13,8 @@ import (
 // phases need), each phase reserves its event source's maximum
 // concurrency, repair reserves room for two overlapping invocations (its
 // timeout is longer than its schedule's minute), the isolate keeps what
-// scripts may use.
+// scripts may use, and the stream function is capped as the api is (an
+// open event stream holds one invocation for up to 10 minutes).
 const (
 	// UnreservedMinimum: Lambda refuses a reservation that leaves fewer
 	// unreserved executions than this in the account.
@@ -24,6 +25,7 @@ const (
 	RepairConcurrency = 2
 
 	defaultAPIConcurrency     = 100
+	defaultStreamConcurrency  = 50
 	defaultAccountConcurrency = 1000 // Lambda's default quota per account and region
 )
 
@@ -44,6 +46,7 @@ func (p *Props) concurrencyDefaults() error {
 		{"commitConcurrency", &p.CommitConcurrency, specs[FnCommit].maxConc, 2, 1000, "the commit queue's maximum concurrency"},
 		{"workflowConcurrency", &p.WorkflowConcurrency, specs[FnWorkflow].maxConc, 2, 1000, "the workflow queue's maximum concurrency"},
 		{"isolateConcurrency", &p.IsolateConcurrency, 10, 1, 0, "the isolate's reservation"},
+		{"streamConcurrency", &p.StreamConcurrency, defaultStreamConcurrency, 1, 0, "the stream function's cap"},
 		{"accountConcurrency", &p.AccountConcurrency, defaultAccountConcurrency, UnreservedMinimum + 1, 0, "the account's Lambda concurrency limit"},
 	} {
 		if *c.v == 0 {
@@ -83,5 +86,6 @@ func (p Props) ReservedConcurrency() map[string]int {
 		FnWorkflow: p.WorkflowConcurrency,
 		FnRepair:   RepairConcurrency,
 		FnIsolate:  p.IsolateConcurrency,
+		FnStream:   p.StreamConcurrency,
 	}
 }

@@ -43,6 +43,9 @@ var specs = map[string]fnSpec{
 	FnRepair:   {memory: 256, timeout: RepairTimeoutSeconds, about: "repair, every minute: re-drives stuck submissions, drains the DLQs"},
 	FnWorkflow: {memory: 256, timeout: 120, queue: QueueWorkflow, batch: 5, maxConc: 10, about: "workflow driver: evaluates runs through the isolate, starts nodes"},
 	FnIsolate:  {memory: 512, timeout: 30, about: "workflow script isolate: no permissions, no environment"},
+	// stream holds one client's event stream for up to 10 minutes, billed
+	// all along, reading the journal four times a second: the least memory.
+	FnStream: {memory: 128, timeout: StreamTimeoutSeconds, about: "event streams (SSE) from a function URL with a streamed response: reads only"},
 }
 
 // Leases (shared/turn): short and renewed. A handler renews its lease on a
@@ -114,6 +117,7 @@ func (s *Stack) addFunctions() {
 	// workflow: creates the nodes' sessions (checking their model, which
 	// resolves keys) and invokes the isolate.
 	s.function(FnWorkflow, env(keys), false)
+	s.addStream()
 }
 
 // commonEnv is what backend.FromEnv requires of every runtime function.

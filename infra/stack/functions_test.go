@@ -235,6 +235,11 @@ func TestConcurrencyReservedSoLongPollsCannotStarveThePhases(t *testing.T) {
 		if reserved[stack.FnAPI] != float64(tp.s.Props.APIConcurrency) || tp.s.Props.APIConcurrency != 100 {
 			t.Errorf("%s api: reserved %v (props %d), want the cap, 100 by default", tp.name, reserved[stack.FnAPI], tp.s.Props.APIConcurrency)
 		}
+		// An open event stream holds one stream invocation for up to 10
+		// minutes: capped like the api, 50 by default.
+		if reserved[stack.FnStream] != float64(tp.s.Props.StreamConcurrency) || tp.s.Props.StreamConcurrency != 50 {
+			t.Errorf("%s stream: reserved %v (props %d), want the cap, 50 by default", tp.name, reserved[stack.FnStream], tp.s.Props.StreamConcurrency)
+		}
 		if reserved[stack.FnRepair] < 2 {
 			t.Errorf("%s repair: reserved %v, want ≥ 2 (a 70-s invocation overlaps the next minute's)", tp.name, reserved[stack.FnRepair])
 		}

@@ -187,6 +187,7 @@ func TestFunctionRolesGrantOnlyWhatTheyUse(t *testing.T) {
 			stack.FnRepair:   join(runtime, []string{"sqs:DeleteMessage", "sqs:ReceiveMessage"}),
 			stack.FnWorkflow: join(runtime, consume, []string{"lambda:InvokeFunction"}, when(keys, secret)),
 			stack.FnIsolate:  logs,
+			stack.FnStream:   join([]string{"dynamodb:GetItem", "dynamodb:Query", "s3:GetObject", "s3:ListBucket"}, logs),
 		}
 		for fn, w := range want {
 			if got := tp.actions(tp.id(tp.s.Roles[fn])); js(got) != js(w) {
@@ -291,6 +292,7 @@ func TestFunctionsSendOnlyWhereTheirCodeEnqueues(t *testing.T) {
 		stack.FnRepair:   stack.Queues,
 		stack.FnWorkflow: {stack.QueueModel, stack.QueueTools, stack.QueueWorkflow},
 		stack.FnIsolate:  nil,
+		stack.FnStream:   nil,
 	}
 	for _, tp := range all(t) {
 		for fn, queues := range want {

@@ -17,8 +17,9 @@ const (
 	EnvOpenAIKey    = "CAIRN_OPENAI_KEY"
 	EnvSandboxDir   = "CAIRN_SANDBOX_DIR"
 	// EnvOperators: the principals that may read and cancel everyone's
-	// work, comma-separated (Props.Operators); set on the api function
-	// only, and only when there are any.
+	// work, comma-separated (Props.Operators); set on the functions that
+	// authorize callers — api and stream — only, and only when there are
+	// any.
 	EnvOperators = "CAIRN_OPERATORS"
 
 	EnvSandboxCluster        = "CAIRN_SANDBOX_CLUSTER"
@@ -96,7 +97,23 @@ const (
 	FnRepair   = "repair"
 	FnWorkflow = "workflow"
 	FnIsolate  = "isolate"
+	// FnStream serves the event streams (server-sent events) from a
+	// function URL whose responses stream: API Gateway buffers them.
+	FnStream = "stream"
 )
 
 // Functions are every Lambda the stack deploys, in a fixed order.
-var Functions = []string{FnAPI, FnModel, FnTools, FnCommit, FnRepair, FnWorkflow, FnIsolate}
+var Functions = []string{FnAPI, FnModel, FnTools, FnCommit, FnRepair, FnWorkflow, FnIsolate, FnStream}
+
+// SSEMaxDurationSeconds is how long one event stream lasts before it ends
+// with "expired" and the client resumes with Last-Event-ID
+// (api.SSEMaxDuration; TestStreamOutlastsItsStream reads it from the
+// runtime's source).
+const SSEMaxDurationSeconds = 600
+
+// StreamTimeoutSeconds is the stream function's timeout: a stream's
+// SSEMaxDurationSeconds and a minute, so a stream always runs its full
+// length and ends with its "expired" message, never cut by the timeout.
+// (Were the timeout shorter, the runtime would end the stream with
+// "expired" api.SSEDeadlineMargin before it; Lambda allows 900 s.)
+const StreamTimeoutSeconds = SSEMaxDurationSeconds + 60

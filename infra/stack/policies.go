@@ -105,6 +105,7 @@ func (s *Stack) grant() {
 	deletes.AddCondition(jsii.String("ForAllValues:StringLike"), &map[string]interface{}{"dynamodb:LeadingKeys": []string{"SCHED#*"}})
 	s.Roles[FnAPI].AddToPrincipalPolicy(deletes)
 
+	s.grantStream()
 	if s.Sandbox != nil {
 		s.grantSandboxes()
 	}

@@ -105,6 +105,7 @@ type Props struct {
 	CommitConcurrency   int // default 10
 	WorkflowConcurrency int // default 10
 	IsolateConcurrency  int // default 10
+	StreamConcurrency   int // default 50: open event streams (each holds an invocation)
 	AccountConcurrency  int // default 1000 (the Lambda default quota)
 
 	// Trace export (tracing.go): TracingOff (default), TracingADOT or
@@ -270,7 +271,7 @@ func FromContext(get func(key string) string) (Props, error) {
 		"endpointAzs": &p.EndpointAZs, "throttleBurst": &p.ThrottleBurst,
 		"apiConcurrency": &p.APIConcurrency, "modelConcurrency": &p.ModelConcurrency, "toolsConcurrency": &p.ToolsConcurrency,
 		"commitConcurrency": &p.CommitConcurrency, "workflowConcurrency": &p.WorkflowConcurrency,
-		"isolateConcurrency": &p.IsolateConcurrency, "accountConcurrency": &p.AccountConcurrency,
+		"isolateConcurrency": &p.IsolateConcurrency, "streamConcurrency": &p.StreamConcurrency, "accountConcurrency": &p.AccountConcurrency,
 	}
 	for k, dst := range ints {
 		if s := get(k); s != "" {

@@ -23,7 +23,7 @@ func TestPropsRefusedWithAReason(t *testing.T) {
 		{"too many endpoint AZs", func(p *stack.Props) { p.EndpointAZs = 3 }, "endpointAzs 3"},
 		{"functions not built", func(p *stack.Props) { p.Assets = t.TempDir() }, "run `make functions` first"},
 		{"image context without the binary", func(p *stack.Props) { p.ImageContext = t.TempDir() }, "or set sandboxImage"},
-		{"more reserved than the account leaves", func(p *stack.Props) { p.AccountConcurrency = 200 }, "reserved concurrency 172"},
+		{"more reserved than the account leaves", func(p *stack.Props) { p.AccountConcurrency = 200 }, "reserved concurrency 222"},
 		{"a phase below the event source minimum", func(p *stack.Props) { p.ModelConcurrency = 1 }, "modelConcurrency 1"},
 		{"an api without concurrency", func(p *stack.Props) { p.APIConcurrency = -1 }, "apiConcurrency -1"},
 		{"a prefix that is no stack name", func(p *stack.Props) { p.Prefix = "cairn_prod" }, `prefix "cairn_prod"`},

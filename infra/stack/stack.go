@@ -36,7 +36,8 @@ type Stack struct {
 	SchedulerGroup awsscheduler.CfnScheduleGroup
 	SchedulerRole  awsiam.Role
 	API            awsapigatewayv2.HttpApi
-	Topic          awssns.Topic // nil without an alarm email
+	StreamURL      awslambda.FunctionUrl // the stream function's (stream.go)
+	Topic          awssns.Topic          // nil without an alarm email
 	Alarms         []awscloudwatch.Alarm
 	Dashboard      awscloudwatch.Dashboard // dashboard.go
 	AccessLogs     awslogs.LogGroup
@@ -100,6 +101,10 @@ func (s *Stack) addOutputs() {
 		awscdk.NewCfnOutput(s.Stack, jsii.String(id), &awscdk.CfnOutputProps{Value: v})
 	}
 	out("ApiEndpoint", s.API.ApiEndpoint())
+	// The event streams (SSE), signed with SigV4 for the service "lambda".
+	out("StreamUrl", s.StreamURL.Url())
+	// What a caller's identity policy names (lambda:InvokeFunctionUrl, lambda:InvokeFunction).
+	out("StreamFunctionArn", s.Functions[FnStream].FunctionArn())
 	// The deployment id in the queue and log group names (naming.go):
 	// /<prefix>/<id>/<function> holds a function's logs.
 	out("DeploymentId", jsii.String(s.deploymentID()))

@@ -24,6 +24,11 @@ const (
 	// SSEMaxDuration ends a stream (with an "expired" message); the
 	// client reconnects with Last-Event-ID and loses nothing.
 	SSEMaxDuration = 10 * time.Minute
+	// SSEDeadlineMargin: a request with a deadline of its own sooner than
+	// SSEMaxDuration (a Lambda invocation's timeout) ends its stream with
+	// "expired" this long before it, so the client is told where to resume
+	// instead of being cut off mid-stream.
+	SSEDeadlineMargin = 10 * time.Second
 	// SSEWriteTimeout bounds one write to a slow reader.
 	SSEWriteTimeout = 30 * time.Second
 	// ssePoll is how often a stream looks again when no wake-up came
@@ -101,6 +106,17 @@ func resumeFrom(r *http.Request) string {
 	return r.URL.Query().Get("after")
 }
 
+// streamEnd fires when a stream must end with "expired": after
+// SSEMaxDuration, or SSEDeadlineMargin before the request's own deadline
+// when that comes sooner.
+func streamEnd(r *http.Request) <-chan time.Time {
+	d := SSEMaxDuration
+	if dl, ok := r.Context().Deadline(); ok {
+		d = min(d, time.Until(dl)-SSEDeadlineMargin)
+	}
+	return time.After(max(d, 0))
+}
+
 // waiter waits for something new: a wake-up, the poll, a keep-alive due
 // (it writes the comment), the stream's end or the client's going.
 type waiter struct {
@@ -112,7 +128,7 @@ type waiter struct {
 }
 
 // wait returns false when the stream must end (ended says why: "" for a
-// client gone or a write failed, "expired" for SSEMaxDuration).
+// client gone or a write failed, "expired" at streamEnd).
 func (wt *waiter) wait(wake <-chan struct{}) (ok bool, ended string) {
 	poll := time.NewTimer(ssePoll)
 	defer poll.Stop()
@@ -153,7 +169,7 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, sid string
 		after = n
 	}
 	out := startSSE(w)
-	wt := &waiter{s: s, r: r, out: out, deadline: time.After(SSEMaxDuration), idle: time.Now()}
+	wt := &waiter{s: s, r: r, out: out, deadline: streamEnd(r), idle: time.Now()}
 	for {
 		wake := s.wake()
 		sub, err := s.Journal.GetSubmission(s.ctx(r), sid) // record first: its end event is written before it
@@ -216,7 +232,7 @@ func (s *server) sessionEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := startSSE(w)
-	wt := &waiter{s: s, r: r, out: out, deadline: time.After(SSEMaxDuration), idle: time.Now()}
+	wt := &waiter{s: s, r: r, out: out, deadline: streamEnd(r), idle: time.Now()}
 	for {
 		wake := s.wake()
 		subs, err := s.Journal.ListSubmissions(s.ctx(r), sess.ID, "", 0)

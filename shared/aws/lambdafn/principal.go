@@ -22,13 +22,13 @@ type caller struct {
 }
 
 // Caller returns the principal name of the request whose context ctx is,
-// as APIHandler read it from the event's authorizer: an IAM caller's ARN
+// as APIHandler (or StreamHandler) read it from the event's authorizer: an IAM caller's ARN
 // (normalised by CallerName) or a JWT's "ISSUER|SUBJECT". An event with
 // no usable authorizer context is an ErrPermission.
 func Caller(ctx context.Context) (string, error) {
 	c, ok := ctx.Value(callerKey{}).(caller)
 	if !ok {
-		return "", fmt.Errorf("the request came through no API Gateway authorizer: %w", contracts.ErrPermission)
+		return "", fmt.Errorf("the request came through no authorizer (API Gateway's or a function URL's): %w", contracts.ErrPermission)
 	}
 	return c.name, c.err
 }
@@ -46,7 +46,7 @@ func CallerName(rc events.APIGatewayV2HTTPRequestContext) (string, error) {
 	case a == nil:
 		return "", fmt.Errorf("no authorizer context: %w", contracts.ErrPermission)
 	case a.IAM != nil:
-		return normalizeARN(a.IAM.UserARN)
+		return iamCaller(a.IAM.UserARN)
 	case a.JWT != nil:
 		iss, sub := a.JWT.Claims["iss"], a.JWT.Claims["sub"]
 		if iss == "" || sub == "" {
@@ -56,6 +56,21 @@ func CallerName(rc events.APIGatewayV2HTTPRequestContext) (string, error) {
 	}
 	return "", fmt.Errorf("an authorizer other than IAM or JWT: %w", contracts.ErrPermission)
 }
+
+// URLCallerName is the principal a Lambda function URL's IAM authorizer
+// context (AuthType AWS_IAM) names: the caller's ARN, mapped exactly as
+// CallerName maps API Gateway's IAM caller, so one principal has one name
+// behind either. No IAM context (AuthType NONE) is an ErrPermission.
+func URLCallerName(rc events.LambdaFunctionURLRequestContext) (string, error) {
+	if rc.Authorizer == nil || rc.Authorizer.IAM == nil {
+		return "", fmt.Errorf("no IAM authorizer context (the function URL's AuthType must be AWS_IAM): %w", contracts.ErrPermission)
+	}
+	return iamCaller(rc.Authorizer.IAM.UserARN)
+}
+
+// iamCaller is the principal name of an IAM caller by the ARN its
+// authorizer context reports (API Gateway's and a function URL's alike).
+func iamCaller(userARN string) (string, error) { return normalizeARN(userARN) }
 
 // arn is an ARN's parts: arn:PARTITION:SERVICE:REGION:ACCOUNT:RESOURCE.
 type arn struct{ partition, service, account, resource string }
@@ -158,9 +173,10 @@ func (o Operators) Has(name string) bool {
 	return ok && o.roles[k]
 }
 
-// Authenticate is api.Config.Authenticate behind API Gateway: the
-// principal is the caller APIHandler found in the event's authorizer
-// context, an operator when ops has it.
+// Authenticate is api.Config.Authenticate behind API Gateway (and the
+// stream function's URL): the principal is the caller APIHandler (or
+// StreamHandler) found in the event's authorizer context, an operator when
+// ops has it.
 func Authenticate(ops Operators) func(*http.Request) (contracts.Principal, error) {
 	return func(r *http.Request) (contracts.Principal, error) {
 		name, err := Caller(r.Context())
