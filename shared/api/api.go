@@ -84,6 +84,7 @@ func (s *server) routes() *router {
 	rt.HandleFunc("GET /v1/sessions/{id}/approvals", s.auth(s.listApprovals))
 	rt.HandleFunc("POST /v1/sessions/{id}/approvals/{aid}", s.auth(s.decide))
 	rt.HandleFunc("GET /v1/usage", s.auth(s.usage))
+	rt.HandleFunc("GET /v1/principal", s.auth(s.whoami))
 	s.routeWorkflows(rt)
 	s.routeControl(rt)
 	s.routeMCP(rt)
