@@ -12,11 +12,11 @@ import (
 // world is alice's work, one of each thing a page shows.
 type world struct {
 	parked, parkedSub, approval string // a turn waiting on an approval
-	plain                         string // two committed turns, then a fork from the first turn's answer
-	first, fork                   string // the first turn, the fork's turn
-	forkPoint                     string // the node the fork starts from
-	failed, failedSub             string // a turn FAILED on its step limit
-	wf, run, schedule             string // a workflow whose run ended, with one node, and a schedule
+	plain                       string // two committed turns, then a fork from the first turn's answer
+	first, fork                 string // the first turn, the fork's turn
+	forkPoint                   string // the node the fork starts from
+	failed, failedSub           string // a turn FAILED on its step limit
+	wf, run, schedule           string // a workflow whose run ended, with one node, and a schedule
 }
 
 func build(t *testing.T, f *fixture) world {
