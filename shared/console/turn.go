@@ -25,7 +25,6 @@ type turnData struct {
 	Events    string // the console's events route for this turn
 	Terminal  bool
 	CanRetry  bool
-	ParkedFor string
 }
 
 // turnPage shows one turn: its record, its timeline from the journal, the
