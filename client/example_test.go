@@ -182,6 +182,17 @@ func ExampleClient_StartRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	me, err := c.Principal(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mine, err := c.Workflows(ctx, client.ListOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, w := range mine.Items {
+		fmt.Printf("workflow %s, owned by the caller: %v\n", w.Name, w.Owner == me.Name)
+	}
 	run, err := c.StartRun(ctx, wf.ID, client.RunOptions{Input: json.RawMessage(`{"parts":["a","b"]}`), Key: "fan-1"})
 	if err != nil {
 		log.Fatal(err)
@@ -198,6 +209,7 @@ func ExampleClient_StartRun() {
 	}
 	fmt.Println(v.Status, string(v.Result))
 	// Output:
+	// workflow fan, owned by the caller: true
 	// node a: Hello from cairn's scripted model. You said: part a
 	// node b: Hello from cairn's scripted model. You said: part b
 	// SUCCEEDED [true,true]

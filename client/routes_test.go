@@ -46,6 +46,14 @@ const id = "a/b c?"
 // calls calls every method of the route table once (their answers are
 // the recorder's canned ones).
 var calls = map[string]func(context.Context, *Client) error{
+	"Principal": func(ctx context.Context, c *Client) error {
+		_, err := c.Principal(ctx)
+		return err
+	},
+	"Workflows": func(ctx context.Context, c *Client) error {
+		_, err := c.Workflows(ctx, ListOptions{Limit: 5, Cursor: "x"})
+		return err
+	},
 	"CreateSession": func(ctx context.Context, c *Client) error {
 		_, err := c.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:plain"})
 		return err
@@ -176,7 +184,7 @@ func recorder(t *testing.T) (http.Handler, func() []hit) {
 				w.Header().Set("Content-Type", "application/json")
 				fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
 			default: // an empty page of any list, an empty record of anything else
-				fmt.Fprint(w, `{"sessions":[],"submissions":[],"nodes":[],"approvals":[],"runs":[],"schedules":[],"next_cursor":""}`)
+				fmt.Fprint(w, `{"workflows":[],"sessions":[],"submissions":[],"nodes":[],"approvals":[],"runs":[],"schedules":[],"next_cursor":""}`)
 			}
 		})
 	}

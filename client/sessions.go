@@ -223,3 +223,10 @@ func (c *Client) Retry(ctx context.Context, sessionID, subID string, limits *con
 	var s contracts.Submission
 	return s, c.call(ctx, request{route: "POST /v1/sessions/{id}/submissions/{sid}/retry", args: []string{sessionID, subID}, body: body}, &s)
 }
+
+// Principal is who the API takes the caller to be: its name and whether it
+// is an operator.
+func (c *Client) Principal(ctx context.Context) (contracts.Principal, error) {
+	var p contracts.Principal
+	return p, c.call(ctx, request{route: "GET /v1/principal"}, &p)
+}

@@ -26,6 +26,21 @@ func (c *Client) Workflow(ctx context.Context, id string) (contracts.Workflow, e
 	return wf, c.call(ctx, request{route: "GET /v1/workflows/{id}", args: []string{id}}, &wf)
 }
 
+// WorkflowSummary is a workflow as Workflows lists it: no script, its size.
+type WorkflowSummary struct {
+	ID          string    `json:"id"`
+	Owner       string    `json:"owner,omitempty"`
+	Name        string    `json:"name"`
+	ScriptBytes int       `json:"script_bytes"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Workflows pages the caller's workflows (an operator's: everyone's),
+// newest first.
+func (c *Client) Workflows(ctx context.Context, opts ListOptions) (Page[WorkflowSummary], error) {
+	return list[WorkflowSummary](ctx, c, request{route: "GET /v1/workflows", query: opts.query()}, "workflows")
+}
+
 // RunOptions are a run's optional parts.
 type RunOptions struct {
 	// Input is the run's input, JSON (the script's input); nil = none.

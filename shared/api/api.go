@@ -5,9 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"time"
 
-	"github.com/cairnrun/cairn/shared/console"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/turn"
@@ -35,7 +33,15 @@ type Config struct {
 	// MCP serves POST /v1/mcp, cairn as an MCP server (serve.Handler);
 	// nil = not served (404).
 	MCP MCPHandler
+	// Console builds what is served under ConsolePrefix (shared/console)
+	// from the API's own handler, which it calls in process for everything
+	// it shows and does; nil = not served. A field rather than an import:
+	// the stream function serves the API's streams without the console.
+	Console func(api http.Handler) http.Handler
 }
+
+// ConsolePrefix is where Config.Console is served.
+const ConsolePrefix = "/console/"
 
 type server struct {
 	Config
@@ -53,7 +59,9 @@ func New(cfg Config) http.Handler {
 	// not list it): it holds no data and calls s.self in process for
 	// everything it shows and does, with the request's credentials.
 	top := http.NewServeMux()
-	top.Handle(console.Prefix, console.New(console.Config{API: s.self, Log: cfg.Log, Now: cfg.now()}))
+	if cfg.Console != nil {
+		top.Handle(ConsolePrefix, cfg.Console(s.self))
+	}
 	top.Handle("/", s.self)
 	return traced(top)
 }
@@ -146,14 +154,6 @@ func (s *server) recoverer(h http.Handler) http.Handler {
 		}()
 		h.ServeHTTP(w, r)
 	})
-}
-
-// now is the engine's clock (nil: the console's default).
-func (c Config) now() func() time.Time {
-	if c.Engine == nil || c.Engine.Clock == nil {
-		return nil
-	}
-	return c.Engine.Clock.Now
 }
 
 func (s *server) ctx(r *http.Request) context.Context { return r.Context() }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/api"
+	"github.com/cairnrun/cairn/shared/console"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/repair"
@@ -141,6 +142,9 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 		Engine: rt.Engine, Journal: p.Journal, Transcript: p.Transcript, Events: ev, Registry: p.Registry,
 		Wake: rt.EventSignal.Wait, Authenticate: cfg.Authenticate, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
 		Workflow: rt.workflowAPI(), MCP: cfg.MCPServer,
+		Console: func(self http.Handler) http.Handler {
+			return console.New(console.Config{API: self, Log: cfg.Log, Now: rt.Engine.Clock.Now})
+		},
 	})
 	if cfg.Meter != nil {
 		h := rt.API
