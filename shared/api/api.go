@@ -5,7 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
+	"github.com/cairnrun/cairn/shared/console"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/turn"
@@ -47,7 +49,13 @@ func New(cfg Config) http.Handler {
 	}
 	s := &server{Config: cfg}
 	s.self = s.recoverer(guard(jsonErrors(s.routes().mux)))
-	return traced(s.self)
+	// The console is beside the JSON routes, not among them (Routes does
+	// not list it): it holds no data and calls s.self in process for
+	// everything it shows and does, with the request's credentials.
+	top := http.NewServeMux()
+	top.Handle(console.Prefix, console.New(console.Config{API: s.self, Log: cfg.Log, Now: cfg.now()}))
+	top.Handle("/", s.self)
+	return traced(top)
 }
 
 // router is the mux every authenticated route is registered on; it keeps
@@ -84,6 +92,7 @@ func (s *server) routes() *router {
 	rt.HandleFunc("GET /v1/sessions/{id}/approvals", s.auth(s.listApprovals))
 	rt.HandleFunc("POST /v1/sessions/{id}/approvals/{aid}", s.auth(s.decide))
 	rt.HandleFunc("GET /v1/usage", s.auth(s.usage))
+	rt.HandleFunc("GET /v1/principal", s.auth(s.whoami))
 	s.routeWorkflows(rt)
 	s.routeControl(rt)
 	s.routeMCP(rt)
@@ -137,6 +146,14 @@ func (s *server) recoverer(h http.Handler) http.Handler {
 		}()
 		h.ServeHTTP(w, r)
 	})
+}
+
+// now is the engine's clock (nil: the console's default).
+func (c Config) now() func() time.Time {
+	if c.Engine == nil || c.Engine.Clock == nil {
+		return nil
+	}
+	return c.Engine.Clock.Now
 }
 
 func (s *server) ctx(r *http.Request) context.Context { return r.Context() }

@@ -37,7 +37,11 @@
 // a page reads up to cursor offset + limit + 1 records and finds its place
 // by the cursor's key.
 //
-// It may import shared/contracts, shared/ids, shared/policy, shared/telemetry,
+// The web console (shared/console) is mounted at /console/, beside the
+// routes: it reads and acts through them, in process, as the browser's
+// principal.
+//
+// It may import shared/console, shared/contracts, shared/ids, shared/policy, shared/telemetry,
 // shared/turn and the standard library (/v1/mcp is served by Config.MCP, built elsewhere:
 // the MCP SDK is linked only where it is served).
 //

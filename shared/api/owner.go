@@ -75,3 +75,10 @@ func (s *server) ownWorkflow(r *http.Request) (contracts.Workflow, error) {
 	}
 	return wf, nil
 }
+
+// whoami answers who the request's principal is (GET /v1/principal):
+// {name, operator}, so a client can say whom it acts as and offer an
+// operator's views only to one.
+func (s *server) whoami(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, principal(r))
+}

@@ -46,7 +46,8 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 }
 
 // submissionSummary is a submission as lists show it: its prompt, result
-// and error cut to PreviewBytes, no tool requests or approvals (GET
+// and error cut to PreviewBytes, its usage and cost, no tool requests or
+// approvals (GET
 // …/submissions/{sid} has them).
 type submissionSummary struct {
 	ID             string          `json:"id"`
@@ -62,6 +63,7 @@ type submissionSummary struct {
 	ResultBytes    int             `json:"result_bytes,omitempty"`
 	Error          string          `json:"error,omitempty"`
 	Usage          contracts.Usage `json:"usage"`
+	Cost           *contracts.Cost `json:"cost,omitempty"`
 	PendingCalls   int             `json:"pending_approvals,omitempty"`
 	StartedAt      time.Time       `json:"started_at,omitzero"`
 	CreatedAt      time.Time       `json:"created_at"`
@@ -72,7 +74,7 @@ func summarize(x contracts.Submission) submissionSummary {
 	v := submissionSummary{ID: x.ID, SessionID: x.SessionID, IdempotencyKey: x.IdempotencyKey,
 		Prompt: clipText(x.Prompt, PreviewBytes), PromptBytes: len(x.Prompt), Phase: x.Phase, Step: x.Step,
 		Version: x.Version, Attempt: x.Attempt, Result: clipText(x.Result, PreviewBytes), ResultBytes: len(x.Result),
-		Error: clipText(x.Error, PreviewBytes), Usage: x.Usage, StartedAt: x.StartedAt, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
+		Error: clipText(x.Error, PreviewBytes), Usage: x.Usage, Cost: x.Cost, StartedAt: x.StartedAt, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
 	for _, a := range x.Approvals {
 		if a.Decision == "" {
 			v.PendingCalls++

@@ -29,6 +29,7 @@ type WorkflowConfig struct {
 
 func (s *server) routeWorkflows(mux *router) {
 	mux.HandleFunc("POST /v1/workflows", s.auth(s.workflows(s.createWorkflow)))
+	mux.HandleFunc("GET /v1/workflows", s.auth(s.workflows(s.listWorkflows)))
 	mux.HandleFunc("GET /v1/workflows/{id}", s.auth(s.workflows(s.getWorkflow)))
 	mux.HandleFunc("POST /v1/workflows/{id}/runs", s.auth(s.workflows(s.startRun)))
 	mux.HandleFunc("GET /v1/workflows/{id}/runs", s.auth(s.workflows(s.listRuns)))
@@ -85,6 +86,45 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, wf)
+}
+
+// workflowSummary is a workflow as lists show it: no script, its size
+// (GET /v1/workflows/{id} has it).
+type workflowSummary struct {
+	ID          string    `json:"id"`
+	Owner       string    `json:"owner,omitempty"`
+	Name        string    `json:"name"`
+	ScriptBytes int       `json:"script_bytes"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// listWorkflows pages the principal's workflows (an operator's: everyone's),
+// newest first, as summaries.
+func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) {
+	p, err := pageParams(r.URL.Query())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	owner := principal(r).Name
+	if principal(r).Operator {
+		owner = ""
+	}
+	key := func(x workflowSummary) string { return x.ID }
+	list, pos, more, err := window(p, key, func(n int) ([]workflowSummary, error) {
+		all, err := s.Workflow.Store.ListWorkflows(s.ctx(r), owner, n)
+		out := make([]workflowSummary, len(all))
+		for i, x := range all {
+			out[i] = workflowSummary{ID: x.ID, Owner: x.Owner, Name: x.Name, ScriptBytes: len(x.Script), CreatedAt: x.CreatedAt}
+		}
+		return out, err
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items, next := page(list, pos, more, key, MaxPageBytes)
+	writeJSON(w, http.StatusOK, listPage("workflows", items, next))
 }
 
 func (s *server) getWorkflow(w http.ResponseWriter, r *http.Request) {

@@ -181,6 +181,10 @@ type Evaluator interface {
 //   - SetNodeResult writes a node's result once; the first result wins and
 //     a later call is a no-op. ErrNotFound if the node does not exist.
 //   - ListNodes returns a run's nodes in Seq order.
+//   - ListWorkflows returns up to limit (≤ 0: all) workflows, newest id
+//     first; only owner's when owner is not "" (a list for a principal;
+//     "" is an operator's: everyone's). Eventually consistent on DynamoDB
+//     (a sparse global index): one created a moment ago may be missing.
 //   - ListUnfinishedRuns returns up to limit (≤ 0: all) RUNNING runs,
 //     oldest UpdatedAt first: the repair sweep's index. It is eventually
 //     consistent on DynamoDB (a sparse global index): a run ended a moment
@@ -202,6 +206,7 @@ type Evaluator interface {
 type WorkflowStore interface {
 	CreateWorkflow(ctx context.Context, w Workflow) (Workflow, error)
 	GetWorkflow(ctx context.Context, id string) (Workflow, error)
+	ListWorkflows(ctx context.Context, owner string, limit int) ([]Workflow, error)
 	CreateRun(ctx context.Context, r WorkflowRun) (WorkflowRun, bool, error)
 	GetRun(ctx context.Context, id string) (WorkflowRun, error)
 	UpdateRun(ctx context.Context, r WorkflowRun, expected int64) (WorkflowRun, error)

@@ -27,8 +27,8 @@
 // Table: pk (S, HASH) + sk (S, RANGE), on-demand. Indexes:
 //
 //   - gsi1 (global, sparse, projection ALL): gsi1pk (S, HASH) + gsi1sk (S,
-//     RANGE). Only sessions, NON-TERMINAL submissions, RUNNING workflow
-//     runs and schedules carry gsi1pk, in one of 8 shards (fnv32a(id) % 8)
+//     RANGE). Only sessions, NON-TERMINAL submissions, workflows, RUNNING
+//     workflow runs and schedules carry gsi1pk, in one of 8 shards (fnv32a(id) % 8)
 //     so no single index partition is hot; a list queries the 8 shards
 //     concurrently and merges.
 //   - lsi1 (local, sparse, projection ALL): pk + lsk (S, RANGE).
@@ -73,8 +73,10 @@
 //	stream done     STREAM#<key>     DONE                  body|blob, ttl                                    Complete (Put, attribute_not_exists), GetStream
 //	shared string   CAS#<sha256-hex> CAS                   v (a JSON string literal, quotes included)        encode (GetItem, then Put attribute_not_exists,
 //	                                                                                                         before the item naming it), decode (GetItem)
-//	workflow        WF#<wf>          WORKFLOW              body|blob, write_id                               CreateWorkflow (Put, attribute_not_exists, ALL_OLD),
-//	                                                                                                         GetWorkflow (GetItem, consistent)
+//	workflow        WF#<wf>          WORKFLOW              body|blob, write_id,                              CreateWorkflow (Put, attribute_not_exists, ALL_OLD),
+//	                                                       gsi1pk=WORKFLOWS#<0-7>, gsi1sk=<wf>,              GetWorkflow (GetItem, consistent),
+//	                                                       owner (when set)                                  ListWorkflows (gsi1, 8 shards, newest id first;
+//	                                                                                                         an owner's: FilterExpression owner = :o)
 //	run             RUN#<run>        RUN                   body|blob, version(N), write_id,                  CreateRun (Put, attribute_not_exists, ALL_OLD =
 //	                                                       RUNNING only: gsi1pk=RUNS_UNFINISHED#<0-7>,       the existing run), GetRun (GetItem, consistent),
 //	                                                       gsi1sk=<updated_at UTC, ns, fixed width>#<run>    UpdateRun (Put, version = :expected, ALL_OLD),

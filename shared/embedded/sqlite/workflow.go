@@ -51,6 +51,23 @@ func (w *Workflows) GetWorkflow(ctx context.Context, id string) (contracts.Workf
 	return wf, nil
 }
 
+// ListWorkflows returns up to limit workflows (≤ 0: all), newest id
+// first; only owner's when owner is not "" (read from the JSON body, as
+// ListSessions does: no column, so no migration).
+func (w *Workflows) ListWorkflows(ctx context.Context, owner string, limit int) ([]contracts.Workflow, error) {
+	rows, err := w.s.query(ctx, `SELECT body FROM workflows
+		WHERE ? = '' OR json_extract(CAST(body AS TEXT), '$.owner') = ?
+		ORDER BY id DESC LIMIT ?`, owner, owner, limitArg(limit))
+	if err != nil {
+		return nil, fmt.Errorf("listing workflows: %w", err)
+	}
+	out, err := scanBodies[contracts.Workflow](rows)
+	if err != nil {
+		return nil, fmt.Errorf("listing workflows: %w", err)
+	}
+	return out, nil
+}
+
 // CreateSchedule stores sc, or returns ErrExists if its id is taken.
 func (w *Workflows) CreateSchedule(ctx context.Context, sc contracts.Schedule) (contracts.Schedule, error) {
 	if sc.ID == "" {

@@ -13,7 +13,8 @@
 // it reads (what an operator may change is the route's to say: never a
 // 401 or 5xx), and not 404 to A; a list without placeholders shows each principal only
 // its own items, the operator both; a create without placeholders records
-// its caller as the owner. Routes that change something get a fresh set
+// its caller as the owner; GET /v1/principal names each caller itself
+// (PrincipalRoute). Routes that change something get a fresh set
 // of A's records each, so one route's effect never decides another's
 // answer. A placeholder Run does not know fails the test: teach it here.
 //

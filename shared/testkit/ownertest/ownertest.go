@@ -129,8 +129,12 @@ func fill(t *testing.T, path string, a records) string {
 }
 
 func check(t *testing.T, tg Target, route string, a, b records) {
-	if route == MCPRoute {
+	switch route {
+	case MCPRoute:
 		checkMCP(t, tg, a)
+		return
+	case PrincipalRoute:
+		checkPrincipal(t, tg)
 		return
 	}
 	method, pattern, _ := strings.Cut(route, " ")
@@ -180,6 +184,27 @@ func check(t *testing.T, tg Target, route string, a, b records) {
 		_ = json.Unmarshal(raw, &got)
 		if st < 200 || st > 299 || got.Owner != nil && *got.Owner != tg.Name(c) {
 			t.Fatalf("%s: %s %s: %d %s, want 2xx owned by %s", c, method, path, st, clip(raw), tg.Name(c))
+		}
+	}
+}
+
+// PrincipalRoute names the caller itself, no record: each caller must get
+// its own name (and the operator flag only the operator).
+const PrincipalRoute = "GET /v1/principal"
+
+func checkPrincipal(t *testing.T, tg Target) {
+	t.Helper()
+	if st, raw := tg.Do(t, Nobody, http.MethodGet, "/v1/principal", nil); st != http.StatusUnauthorized {
+		t.Fatalf("without credentials: %d %s, want 401", st, clip(raw))
+	}
+	for _, c := range []Caller{A, B, Operator} {
+		var got struct {
+			Name     string `json:"name"`
+			Operator bool   `json:"operator"`
+		}
+		get(t, tg, c, "/v1/principal", &got)
+		if got.Name != tg.Name(c) || got.Operator != (c == Operator) {
+			t.Fatalf("%s: GET /v1/principal = %+v, want name %q, operator %v", c, got, tg.Name(c), c == Operator)
 		}
 	}
 }

@@ -6,7 +6,9 @@
 //
 // The suite checks each rule of the WorkflowStore contract: CreateWorkflow
 // and CreateSchedule refuse a taken id (ErrExists) and Get* report
-// ErrNotFound; CreateRun and PutNode are create-if-absent (the existing
+// ErrNotFound; ListWorkflows lists one owner's workflows (or, for "",
+// everyone's) newest id first up to a limit, also one whose script is a
+// claim check; CreateRun and PutNode are create-if-absent (the existing
 // record comes back unchanged with created=false, also when 8 callers race
 // on one id); UpdateRun is conditional on Version (the winner stores
 // expected+1, a stale writer gets ErrConflict and changes nothing, an

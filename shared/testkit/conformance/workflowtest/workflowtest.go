@@ -21,6 +21,7 @@ func Run(t *testing.T, newStore func(t *testing.T) contracts.WorkflowStore) {
 		{"WorkflowCreateGet", testWorkflowCreateGet},
 		{"WorkflowCreateExisting", testWorkflowCreateExisting},
 		{"WorkflowGetMissing", testWorkflowGetMissing},
+		{"ListWorkflows", testListWorkflows},
 		{"ScheduleCreateGet", testScheduleCreateGet},
 		{"ScheduleCreateExisting", testScheduleCreateExisting},
 		{"ScheduleGetMissing", testScheduleGetMissing},
