@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -71,13 +72,14 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	if err := keepOwnerToken(*data, *token); err != nil { // under the data dir's lock
 		return err
 	}
-	return serve(ctx, *addr, rt.API, "cairn dev", rt.Serve, *token, *data)
+	return serve(ctx, *addr, rt.API, "cairn dev", rt.Serve, *token, *data, true)
 }
 
 // serve listens on addr, runs background (workers, harness, repair) until
-// ctx ends, prints the address and token lines tests and users wait for,
-// and shuts down gracefully.
-func serve(ctx context.Context, addr string, h http.Handler, name string, background func(context.Context), token, data string) error {
+// ctx ends, prints the address and token lines tests and users wait for
+// (and, with console, the web console's sign-in link), and shuts down
+// gracefully.
+func serve(ctx context.Context, addr string, h http.Handler, name string, background func(context.Context), token, data string, console bool) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -89,6 +91,9 @@ func serve(ctx context.Context, addr string, h http.Handler, name string, backgr
 	go func() { background(sctx); close(done) }()
 	fmt.Printf("%s listening on http://%s\n", name, ln.Addr())
 	fmt.Printf("token %s (also in %s)\n", token, filepath.Join(data, "token"))
+	if console { // one click signs in; the console then drops the token from the address
+		fmt.Printf("console http://%s/console/login?token=%s\n", ln.Addr(), url.QueryEscape(token))
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
