@@ -61,7 +61,7 @@ type browser struct {
 }
 
 // newBrowser starts a headless Chromium for t (a fresh profile in
-// t.TempDir(), 1280×800, --no-sandbox only as root) pointed at the server
+// t.TempDir(), a 1280×800 viewport, --no-sandbox only as root) pointed at the server
 // base. It skips the test when no browser is installed, except with
 // CI=true, where that fails it. The browser is closed in t.Cleanup.
 func newBrowser(t *testing.T, base string) *browser {
@@ -88,7 +88,7 @@ func newBrowser(t *testing.T, base string) *browser {
 	tabCtx, cancelTab := chromedp.NewContext(allocCtx)
 	// The first Do starts the browser and binds its life to tabCtx, which has
 	// no deadline; the test's actions run under ctx, which has one.
-	if err := chromedp.Do(tabCtx); err != nil {
+	if err := chromedp.Do(tabCtx, chromedp.EmulateViewport(1280, 800)); err != nil {
 		cancelTab()
 		cancelAlloc()
 		t.Fatalf("starting %s: %v", exe, err)
@@ -194,12 +194,14 @@ func (b *browser) open(path string) {
 	}
 }
 
-// login opens the console's login URL, which sets the session cookie and
-// redirects to /console/.
-func (b *browser) login(token string) {
+// login opens the console's sign-in link (as `cairn dev` prints it), which
+// sets the login cookie and redirects to /console/.
+func (b *browser) login(link string) {
 	b.t.Helper()
-	b.open("/console/login?token=" + token)
-	b.waitJS(`location.pathname === "/console/" && document.querySelector("main#main") !== null`, "the login redirect to /console/")
+	if err := chromedp.Do(b.ctx, chromedp.Navigate(link)); err != nil {
+		b.t.Fatalf("opening the sign-in link: %v", err)
+	}
+	b.waitJS(`location.pathname === "/console/" && !location.search.includes("token") && document.querySelector("main#main") !== null`, "the sign-in redirect to /console/, without the token in the address")
 }
 
 // waitJS waits until the JavaScript expression expr is truthy in the page
@@ -260,12 +262,25 @@ func (b *browser) click(sel string) {
 	}
 }
 
+// clickToLoad clicks the element matching sel and waits until the page it
+// leads to (a link, or a form's post and its redirect) has loaded: the old
+// page carries a mark the new one lacks, so nothing after it can read the
+// old page, even where the old page's live view changes as the new one would.
+func (b *browser) clickToLoad(sel string) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, chromedp.Evaluate[chromedp.Void](`window.__cairnLeft = true`)); err != nil {
+		b.t.Fatalf("marking the page before clicking %s: %v", sel, err)
+	}
+	b.click(sel)
+	b.waitJS(`window.__cairnLeft !== true && document.readyState === "complete"`, "the page "+sel+" leads to")
+}
+
 // fill types text into the field matching sel, replacing what it had.
 func (b *browser) fill(sel, text string) {
 	b.t.Helper()
 	if err := chromedp.Do(b.ctx,
 		chromedp.WaitVisible(chromedp.CSS(sel)),
-		chromedp.SetValue(chromedp.CSS(sel), ""),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector(`+jsString(sel)+`).value = ""`),
 		chromedp.SendKeys(chromedp.CSS(sel), text),
 	); err != nil {
 		b.t.Fatalf("typing into %s: %v\n%s", sel, err, b.where())
@@ -289,9 +304,17 @@ func (b *browser) key(k string) {
 	}
 }
 
-// shot saves a PNG of the viewport as <artefacts>/<name>.png.
-func (b *browser) shot(name string) {
+// shot saves a PNG of the viewport as <artefacts>/<name>.png, scrolled so
+// that the element matching at (if given) is at the top.
+func (b *browser) shot(name string, at ...string) {
 	b.t.Helper()
+	scroll := `scrollTo(0, 0)`
+	if len(at) > 0 {
+		scroll = `document.querySelector(` + jsString(at[0]) + `).scrollIntoView({block: "start"})`
+	}
+	if err := chromedp.Do(b.ctx, chromedp.Evaluate[chromedp.Void](scroll)); err != nil {
+		b.t.Fatalf("scrolling for screenshot %s: %v", name, err)
+	}
 	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
