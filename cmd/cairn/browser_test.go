@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// The harness of the console's browser tests (console_test.go): a real
+// The harness of the console's browser tests (console_browser_test.go): a real
 // headless Chromium driven over the DevTools protocol (chromedp) against a
 // real `cairn dev` process. Every wait is on a condition in the page, under
 // one deadline per test; nothing sleeps to synchronise.

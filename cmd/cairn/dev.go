@@ -72,14 +72,15 @@ func cmdDev(ctx context.Context, env envDefaults, args []string) error {
 	if err := keepOwnerToken(*data, *token); err != nil { // under the data dir's lock
 		return err
 	}
-	return serve(ctx, *addr, rt.API, "cairn dev", rt.Serve, *token, *data, true)
+	return serve(ctx, *addr, rt.API, "cairn dev", rt.Serve, *token, *data, "link")
 }
 
 // serve listens on addr, runs background (workers, harness, repair) until
 // ctx ends, prints the address and token lines tests and users wait for
-// (and, with console, the web console's sign-in link), and shuts down
+// and how to open the web console (console "link": its sign-in link;
+// "proxy": the cairn console command that signs for it), and shuts down
 // gracefully.
-func serve(ctx context.Context, addr string, h http.Handler, name string, background func(context.Context), token, data string, console bool) error {
+func serve(ctx context.Context, addr string, h http.Handler, name string, background func(context.Context), token, data, console string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
@@ -91,8 +92,11 @@ func serve(ctx context.Context, addr string, h http.Handler, name string, backgr
 	go func() { background(sctx); close(done) }()
 	fmt.Printf("%s listening on http://%s\n", name, ln.Addr())
 	fmt.Printf("token %s (also in %s)\n", token, filepath.Join(data, "token"))
-	if console { // one click signs in; the console then drops the token from the address
+	switch console {
+	case "link": // one click signs in; the console then drops the token from the address
 		fmt.Printf("console http://%s/console/login?token=%s\n", ln.Addr(), url.QueryEscape(token))
+	case "proxy":
+		fmt.Printf("console: cairn console --api http://%s --token %s\n", ln.Addr(), token)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

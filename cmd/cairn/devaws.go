@@ -112,9 +112,10 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 		go rt.ScheduleLoop(ctx, 10*time.Second)         // no EventBridge locally: the store is the schedule
 		_ = h.Run(ctx)
 	}
-	// No console link: the gateway this plays authorizes the Authorization
-	// header only, as API Gateway does (docs/DEPLOY.md, "Console").
-	return serve(ctx, *addr, apiGateway(lambdafn.APIHandler(rt.API), tokens, log), "cairn dev (aws backend)", background, *token, *data, false)
+	// The gateway this plays authorizes the Authorization header only, as
+	// API Gateway does: a browser reaches the console through cairn
+	// console (docs/DEPLOY.md, "Console").
+	return serve(ctx, *addr, apiGateway(lambdafn.APIHandler(rt.API), tokens, log), "cairn dev (aws backend)", background, *token, *data, "proxy")
 }
 
 // devIssuer is the JWT issuer `cairn dev --backend aws` plays: it checks a

@@ -8,6 +8,7 @@
 //	cairn schedule create|list|get|pause|resume|delete   manage a workflow's schedules
 //	cairn token add NAME [--operator] | list | revoke NAME   the data directory's token principals
 //	cairn mcp     [--addr URL | --data DIR]            serve cairn as an MCP server on stdin/stdout
+//	cairn console --api URL [--token T]                a remote API's web console on loopback, signed
 //	cairn sandboxd --addr 127.0.0.1:0 --workspace DIR --state DIR   the sandbox control server
 //	cairn isolate                                      evaluate one workflow script (stdin → stdout)
 //
@@ -52,6 +53,8 @@ usage:
   cairn token    add NAME [--operator] | list | revoke NAME  [--data DIR]   who may call the API (DATA/tokens.json)
   cairn mcp      [--addr URL --token T | --data DIR] [--max-wait 10m]   cairn as an MCP server on stdin/stdout
                  (tools run_agent, get_result, approve, cancel, run_workflow; the API's /v1/mcp serves the same)
+  cairn console  --api URL [--token T] [--region R] [--addr 127.0.0.1:PORT]   a deployment's web console on
+                 loopback: each request signed with your AWS credentials (or sent with the bearer token T)
   cairn sandboxd --addr HOST:PORT --workspace DIR --state DIR [--idle-timeout D]   (needs SANDBOXD_TOKEN_SHA256)
 
 Every API request is made by a principal: locally a token's name (token add prints the token
@@ -73,6 +76,8 @@ func main() {
 	var err error
 	args := os.Args[2:]
 	switch os.Args[1] {
+	case "console":
+		err = cmdConsole(ctx, env, args)
 	case "dev":
 		err = cmdDev(ctx, env, args)
 	case "run":

@@ -14,18 +14,17 @@ import (
 
 type turnData struct {
 	frame
-	Session   string
-	Sub       contracts.Submission
-	Timeline  []entry
-	Cut       bool // the journal was longer than MaxTimelineEvents
-	Stream    []streamText
-	After     int64 // the last event rendered: where the live stream resumes
-	Pending   []approvalForm
-	Decided   []contracts.Approval
-	Events    string // the console's events route for this turn
-	Terminal  bool
-	CanRetry  bool
-	ParkedFor string
+	Session  string
+	Sub      contracts.Submission
+	Timeline []entry
+	Cut      bool // the journal was longer than MaxTimelineEvents
+	Stream   []streamText
+	After    int64 // the last event rendered: where the live stream resumes
+	Pending  []approvalForm
+	Decided  []contracts.Approval
+	Events   string // the console's events route for this turn
+	Terminal bool
+	CanRetry bool
 }
 
 // turnPage shows one turn: its record, its timeline from the journal, the
