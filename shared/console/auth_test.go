@@ -30,6 +30,34 @@ func everyPage(t *testing.T, doc *html.Node) {
 			t.Fatalf("<time datetime=%q>: not RFC 3339", attr(tm, "datetime"))
 		}
 	}
+	// Every control has a label (or an aria-label); no id is used twice.
+	labels := map[string]bool{}
+	for _, l := range all(t, doc, "label[for]") {
+		labels[attr(l, "for")] = true
+	}
+	for _, sel := range []string{"input", "textarea", "select"} {
+		for _, c := range all(t, doc, sel) {
+			if typ := attr(c, "type"); typ == "hidden" || typ == "submit" {
+				continue
+			}
+			if !labels[attr(c, "id")] && attr(c, "aria-label") == "" {
+				t.Fatalf("a %s without a label: %v", sel, c.Attr)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range all(t, doc, "[id]") {
+		if id := attr(n, "id"); seen[id] {
+			t.Fatalf("id %q is used twice", id)
+		} else {
+			seen[id] = true
+		}
+	}
+	for _, b := range all(t, doc, "button") {
+		if text(b) == "" && attr(b, "aria-label") == "" {
+			t.Fatalf("a button with no name: %v", b.Attr)
+		}
+	}
 	for _, b := range all(t, doc, "button.copy") {
 		if attr(b, "data-copy") == "" || attr(b, "type") != "button" {
 			t.Fatalf("a copy button without data-copy or type=button: %v", b.Attr)
