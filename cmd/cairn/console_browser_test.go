@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnrun/cairn/client"
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
@@ -47,7 +49,9 @@ func startConsole(t *testing.T) (*consoleServer, *browser) {
 		t.Fatalf("cairn dev printed the console link %q (%v); want http://ADDR/console/login?token=%s", link, err, consoleToken)
 	}
 	base := u.Scheme + "://" + u.Host
-	d.cl = remoteClient(base, consoleToken)
+	if d.cl, err = remoteClient(base, consoleToken); err != nil {
+		t.Fatal(err)
+	}
 	b := newBrowser(t, base)
 	b.login(link)
 	t.Cleanup(b.noExceptions)
@@ -61,15 +65,13 @@ func turnPath(sid, sub string) string { return "/console/sessions/" + sid + "/tu
 func jsString(s string) string { return strconv.Quote(s) }
 
 // submissionsOf lists a session's submissions through the API.
-func submissionsOf(t *testing.T, ctx context.Context, cl *client, sid string) []contracts.Submission {
+func submissionsOf(t *testing.T, ctx context.Context, cl *client.Client, sid string) []client.SubmissionSummary {
 	t.Helper()
-	var out struct {
-		Submissions []contracts.Submission `json:"submissions"`
-	}
-	if err := cl.do(ctx, "GET", "/v1/sessions/"+sid+"/submissions", nil, nil, &out); err != nil {
+	pg, err := cl.Submissions(ctx, sid, client.SubmissionListOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return out.Submissions
+	return pg.Items
 }
 
 // done is the predicate of a turn page whose turn has ended in phase.
@@ -84,7 +86,7 @@ func TestConsoleStreamsATurnToCommit(t *testing.T) {
 	d, b := startConsole(t)
 	ctx := context.Background()
 	// one chunk of 24 bytes every 80 ms: the answer streams for ~8 s
-	sess, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:bench-2400-24-16@80ms"})
+	sess, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:bench-2400-24-16@80ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +126,7 @@ func TestConsoleStreamsATurnToCommit(t *testing.T) {
 	b.waitJS(done(contracts.PhaseCommitted), "the turn to commit on its page")
 	b.shot("turn-committed")
 	b.shot("turn-timeline", "#timeline-h")
-	got, err := d.cl.submission(ctx, sess.ID, sub)
+	got, err := d.cl.Submission(ctx, sess.ID, sub)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestConsoleStreamsATurnToCommit(t *testing.T) {
 	}
 
 	// The sessions list's search: by id, then for something no session has.
-	other, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:plain"})
+	other, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:plain"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,19 +173,19 @@ func TestConsoleStreamsATurnToCommit(t *testing.T) {
 func TestConsoleApprovesAParkedTurn(t *testing.T) {
 	d, b := startConsole(t)
 	ctx := context.Background()
-	sess, err := d.cl.createSession(ctx, contracts.SessionSpec{
+	sess, err := d.cl.CreateSession(ctx, contracts.SessionSpec{
 		Model:  "scripted:approval",
 		Policy: contracts.Policy{Tools: map[string]contracts.Decision{"bash": contracts.Ask}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, err := d.cl.submit(ctx, sess.ID, "needs approval", "")
+	su, err := d.cl.Submit(ctx, sess.ID, "needs approval", client.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	waitEvent(t, ctx, d.cl, sess.ID, su.ID, func(e contracts.Event) bool { return e.Type == contracts.EventApprovalNeeded })
-	s, err := d.cl.session(ctx, sess.ID)
+	s, err := d.cl.Session(ctx, sess.ID)
 	if err != nil || len(s.PendingApprovals) != 1 {
 		t.Fatalf("pending approvals %+v, %v; want one", s.PendingApprovals, err)
 	}
@@ -208,7 +210,7 @@ func TestConsoleApprovesAParkedTurn(t *testing.T) {
 	if n := eval[int](b, `document.querySelectorAll("form.approval").length`); n != 0 {
 		t.Fatalf("%d approval forms left on the committed turn's page", n)
 	}
-	a, err := d.cl.submission(ctx, sess.ID, su.ID)
+	a, err := d.cl.Submission(ctx, sess.ID, su.ID)
 	if err != nil || a.Phase != contracts.PhaseCommitted {
 		t.Fatalf("the API says %s, %v", a.Phase, err)
 	}
@@ -224,25 +226,15 @@ func TestConsoleApprovesAParkedTurn(t *testing.T) {
 			kept = &x
 		}
 	}
-	switch {
-	case kept == nil:
-		// The runtime drops a decided approval when its step advances: it
-		// does not yet move it to Submission.Decided (as shared/contracts
-		// says it does), so no page can show it after the commit. The page
-		// must then not invent one; once the record keeps it, the case
-		// below checks the page shows it.
-		t.Logf("the committed turn's record has no decided approval %s (Submission.Decided is not written by the runtime): #decided not checked for who decided", aid)
-		if n := eval[int](b, `document.querySelectorAll("ul#decided li[data-approval]").length`); n != 0 {
-			t.Fatalf("#decided lists %d approvals the record does not have", n)
-		}
-	default:
-		if kept.Decision != contracts.Allow || kept.DecidedBy != "owner" || kept.Reason != "looks safe" {
-			t.Fatalf("the record has %+v; want allowed by owner: looks safe", *kept)
-		}
-		text := eval[string](b, `document.querySelector(`+jsString(decided)+`)?.textContent || ""`)
-		if !strings.Contains(text, "by owner") || !strings.Contains(text, "looks safe") {
-			t.Fatalf("#decided says %q; want the decision, who decided (owner) and the reason", text)
-		}
+	if kept == nil || kept.Decision != contracts.Allow || kept.DecidedBy != "owner" || kept.Reason != "looks safe" || kept.DecidedAt.IsZero() {
+		t.Fatalf("the committed record keeps %+v; want approval %s allowed by owner (looks safe), with its time", kept, aid)
+	}
+	text := eval[string](b, `document.querySelector(`+jsString(decided)+`)?.textContent || ""`)
+	if !strings.Contains(text, "by owner") || !strings.Contains(text, "looks safe") {
+		t.Fatalf("#decided says %q; want the decision, who decided (owner) and the reason", text)
+	}
+	if at := eval[string](b, `document.querySelector(`+jsString(decided+` .decided-at time`)+`)?.getAttribute("datetime") || ""`); at == "" {
+		t.Fatalf("#decided shows no time for the decision")
 	}
 	b.shot("turn-approved")
 	if out, err := os.ReadFile(filepath.Join(d.data, "sandboxes", sess.ID, "approved.txt")); err != nil || string(out) != "approved\n" {
@@ -257,11 +249,11 @@ func TestConsoleApprovesAParkedTurn(t *testing.T) {
 func TestConsoleCancelsARunningTurn(t *testing.T) {
 	d, b := startConsole(t)
 	ctx := context.Background()
-	sess, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
+	sess, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:shell"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, err := d.cl.submit(ctx, sess.ID, "until [ -e release ]; do sleep 0.05; done; echo released", "")
+	su, err := d.cl.Submit(ctx, sess.ID, "until [ -e release ]; do sleep 0.05; done; echo released", client.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +268,7 @@ func TestConsoleCancelsARunningTurn(t *testing.T) {
 	b.clickToLoad(`form#cancel #cancel-btn`)
 	b.waitJS(done(contracts.PhaseCancelled), "the turn to end CANCELLED on its page")
 	b.shot("turn-cancelled")
-	got, err := d.cl.submission(ctx, sess.ID, su.ID)
+	got, err := d.cl.Submission(ctx, sess.ID, su.ID)
 	if err != nil || got.Phase != contracts.PhaseCancelled {
 		t.Fatalf("the API says %s, %v; want CANCELLED", got.Phase, err)
 	}
@@ -290,13 +282,13 @@ func TestConsoleCancelsARunningTurn(t *testing.T) {
 func TestConsoleForksFromAMiddleNode(t *testing.T) {
 	d, b := startConsole(t)
 	ctx := context.Background()
-	sess, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:plain"})
+	sess, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:plain"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var first []string
 	for _, p := range []string{"first question", "second question"} {
-		su, err := d.cl.submit(ctx, sess.ID, p, "")
+		su, err := d.cl.Submit(ctx, sess.ID, p, client.SubmitOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,11 +297,14 @@ func TestConsoleForksFromAMiddleNode(t *testing.T) {
 		}
 		first = append(first, su.ID)
 	}
-	var tr struct {
-		Nodes []contracts.Node `json:"nodes"`
-	}
-	if err := d.cl.do(ctx, "GET", "/v1/sessions/"+sess.ID+"/transcript", nil, nil, &tr); err != nil {
-		t.Fatal(err)
+	var tr struct{ Nodes []contracts.Node }
+	for n, err := range client.All(func(cursor string) (client.Page[contracts.Node], error) {
+		return d.cl.Transcript(ctx, sess.ID, client.TranscriptOptions{ListOptions: client.ListOptions{Cursor: cursor}})
+	}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Nodes = append(tr.Nodes, n)
 	}
 	if len(tr.Nodes) != 4 || tr.Nodes[1].Role != contracts.RoleAssistant {
 		t.Fatalf("transcript %+v; want user, assistant, user, assistant", tr.Nodes)
@@ -407,12 +402,12 @@ const fanOut20 = `def main(input):
 func TestConsoleShowsAWorkflowGraph(t *testing.T) {
 	d, b := startConsole(t)
 	ctx := context.Background()
-	var wf contracts.Workflow
-	if err := d.cl.do(ctx, "POST", "/v1/workflows", map[string]string{"name": "fan-out-20", "script": fanOut20}, nil, &wf); err != nil {
+	wf, err := d.cl.CreateWorkflow(ctx, "fan-out-20", fanOut20)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var run contracts.WorkflowRun
-	if err := d.cl.do(ctx, "POST", "/v1/workflows/"+wf.ID+"/runs", map[string]any{"input": map[string]any{}}, nil, &run); err != nil {
+	run, err := d.cl.StartRun(ctx, wf.ID, client.RunOptions{Input: json.RawMessage(`{}`)})
+	if err != nil {
 		t.Fatal(err)
 	}
 
@@ -447,8 +442,8 @@ func TestConsoleShowsAWorkflowGraph(t *testing.T) {
 	b.clickToLoad(`svg#graph g.node`) // the first
 	b.waitJS(`location.pathname.includes("/turns/") && `+done(contracts.PhaseCommitted), "a node's turn page")
 
-	var sch contracts.Schedule
-	if err := d.cl.do(ctx, "POST", "/v1/workflows/"+wf.ID+"/schedules", map[string]string{"expression": "rate(1 hour)"}, nil, &sch); err != nil {
+	sch, err := d.cl.CreateSchedule(ctx, wf.ID, "rate(1 hour)", nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	b.open("/console/schedules")
@@ -457,8 +452,7 @@ func TestConsoleShowsAWorkflowGraph(t *testing.T) {
 	b.shot("schedules")
 	b.clickToLoad(srow + ` form[data-action="pause"] button`)
 	b.waitJS(`document.querySelector(`+jsString(srow)+`)?.dataset.paused === "true"`, "the schedule paused from the page")
-	var got contracts.Schedule
-	if err := d.cl.do(ctx, "GET", "/v1/workflows/"+wf.ID+"/schedules/"+sch.ID, nil, nil, &got); err != nil || !got.Paused {
+	if got, err := d.cl.Schedule(ctx, wf.ID, sch.ID); err != nil || !got.Paused {
 		t.Fatalf("the API says paused=%v, %v; want paused", got.Paused, err)
 	}
 
@@ -473,22 +467,22 @@ func TestConsoleShowsAWorkflowGraph(t *testing.T) {
 
 // waitRun asks the API for the run every 50 ms until it has ended (the
 // API has no long-poll for runs), under ctx's deadline.
-func waitRun(t *testing.T, ctx context.Context, cl *client, wid, rid string) contracts.WorkflowRun {
+func waitRun(t *testing.T, ctx context.Context, cl *client.Client, wid, rid string) contracts.WorkflowRun {
 	t.Helper()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		var run contracts.WorkflowRun
-		if err := cl.do(ctx, "GET", "/v1/workflows/"+wid+"/runs/"+rid, nil, nil, &run); err != nil {
+		v, err := cl.Run(ctx, wid, rid, client.ListOptions{})
+		if err != nil {
 			t.Fatalf("waiting for run %s: %v", rid, err)
 		}
-		if run.Status.Terminal() {
-			return run
+		if v.Status.Terminal() {
+			return v.WorkflowRun
 		}
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			t.Fatalf("run %s still %s at the deadline", rid, run.Status)
+			t.Fatalf("run %s still %s at the deadline", rid, v.Status)
 		}
 	}
 }
@@ -500,11 +494,11 @@ func waitRun(t *testing.T, ctx context.Context, cl *client, wid, rid string) con
 func TestConsoleAccessibility(t *testing.T) {
 	d, b := startConsole(t)
 	ctx := context.Background()
-	sess, err := d.cl.createSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
+	sess, err := d.cl.CreateSession(ctx, contracts.SessionSpec{Model: "scripted:demo"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	su, err := d.cl.submit(ctx, sess.ID, "do the demo, with a long prompt that a narrow screen has to wrap instead of scrolling sideways: "+strings.Repeat("wrap-me ", 20), "")
+	su, err := d.cl.Submit(ctx, sess.ID, "do the demo, with a long prompt that a narrow screen has to wrap instead of scrolling sideways: "+strings.Repeat("wrap-me ", 20), client.SubmitOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
