@@ -124,6 +124,10 @@ func TestConsoleStreamsATurnToCommit(t *testing.T) {
 	b.shot("turn-streaming")
 
 	b.waitJS(done(contracts.PhaseCommitted), "the turn to commit on its page")
+	// What the server draws from the record is redrawn once the turn
+	// ends: no lease, no cancel button, the final result.
+	b.waitJS(`Number(document.body.dataset.redrawn) > 0 && document.querySelector("#lease .none") !== null &&
+		document.querySelector("#cancel") === null && document.querySelector("#turn-end #result") !== null`, "the record redrawn after the commit")
 	b.shot("turn-committed")
 	b.shot("turn-timeline", "#timeline-h")
 	got, err := d.cl.Submission(ctx, sess.ID, sub)
@@ -592,13 +596,7 @@ func TestConsoleAccessibility(t *testing.T) {
 // knownOverflow holds the pages (name@width) known to scroll sideways, with
 // the console bug that does it: logged, not failed, until the console is
 // fixed — and a failure once the page fits, so the entry goes.
-var knownOverflow = map[string]string{
-	// The last header cell's <span class="visually-hidden">Action</span>
-	// is position:absolute with no positioned ancestor, so it escapes the
-	// overflow-x:auto of .table-wrap and widens the page to ~570 px; the
-	// fix is .table-wrap { position: relative } in shared/console/static/console.css.
-	"schedules@390": "a visually-hidden span in table#schedules' header escapes .table-wrap",
-}
+var knownOverflow = map[string]string{}
 
 // overflowing is "" when the page does not scroll sideways; else its
 // scroll width and the elements that stick out past the viewport without a

@@ -171,10 +171,28 @@
       if (ev.text && ev.type !== 'tool_started' && ev.type !== 'approval_needed') title += ' — ' + ev.text.slice(0, 200);
       addEntry(ev, title);
       setPhase(phaseOf[ev.type]);
-      if (ev.type === 'approval_needed' || ev.type === 'approval_decided' || ev.type === 'retried') {
+      if (ev.type === 'approval_needed' || ev.type === 'approval_decided') redraw();
+      if (ev.type === 'retried') {
         var stale = document.getElementById('stale');
         if (stale) stale.hidden = false;
       }
+    }
+    // redraw replaces what the server draws from the record — pending
+    // approvals, actions, the record, decided approvals, the result —
+    // with the page as it is now (one fetch of this page).
+    function redraw() {
+      fetch(location.href, { headers: { Accept: 'text/html' }, credentials: 'same-origin' })
+        .then(function (r) { return r.ok ? r.text() : null; })
+        .then(function (html) {
+          if (!html) return;
+          var doc = new DOMParser().parseFromString(html, 'text/html');
+          ['turn-state', 'turn-end'].forEach(function (id) {
+            var cur = document.getElementById(id), next = doc.getElementById(id);
+            if (cur && next) { cur.innerHTML = next.innerHTML; localTimes(cur); }
+          });
+          document.body.dataset.redrawn = String((parseInt(document.body.dataset.redrawn, 10) || 0) + 1);
+        })
+        .catch(function () { /* the live view goes on; a reload shows it */ });
     }
     function finish(p) {
       if (ended) return;
@@ -186,7 +204,7 @@
       var cancel = document.getElementById('cancel');
       if (cancel) cancel.hidden = true;
       say('The turn ended: ' + p);
-      if (p === 'FAILED') { var stale = document.getElementById('stale'); if (stale) stale.hidden = false; }
+      redraw();
     }
     function showError(body) {
       var msg = body && body.error ? body.error.code + ': ' + body.error.message : 'the live view stopped';
