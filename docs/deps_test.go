@@ -102,16 +102,17 @@ func TestFunctionsLinkOnlyWhatTheyServe(t *testing.T) {
 		"github.com/aws/aws-sdk-go-v2/service/sqs", "github.com/aws/aws-sdk-go-v2/service/scheduler",
 		"github.com/aws/aws-sdk-go-v2/service/secretsmanager",
 	}
+	console := []string{module + "/shared/console"} // the api function's alone (and cairn dev's)
 	forbidden := map[string][]string{
 		"functions/api":      cat(modelSDKs, ecs, invoker, sandboxd),
-		"functions/model":    cat(ecs, invoker, sandboxd, mcpSDK),
-		"functions/tools":    cat(modelSDKs, invoker, sandboxd),
-		"functions/commit":   cat(modelSDKs, ecs, invoker, sandboxd, mcpSDK),
-		"functions/repair":   cat(modelSDKs, ecs, invoker, sandboxd, mcpSDK),
-		"functions/workflow": cat(modelSDKs, ecs, sandboxd, mcpSDK),
-		"functions/isolate":  cat(modelSDKs, ecs, runtime, sandboxd, []string{"github.com/aws/aws-sdk-go-v2"}),
-		"functions/sandboxd": cat(modelSDKs, runtime, starlark, []string{"github.com/aws/aws-sdk-go-v2"}),
-		"functions/stream":   cat(modelSDKs, ecs, invoker, sandboxd, mcpSDK, starlark, assembled),
+		"functions/model":    cat(ecs, invoker, sandboxd, mcpSDK, console),
+		"functions/tools":    cat(modelSDKs, invoker, sandboxd, console),
+		"functions/commit":   cat(modelSDKs, ecs, invoker, sandboxd, mcpSDK, console),
+		"functions/repair":   cat(modelSDKs, ecs, invoker, sandboxd, mcpSDK, console),
+		"functions/workflow": cat(modelSDKs, ecs, sandboxd, mcpSDK, console),
+		"functions/isolate":  cat(modelSDKs, ecs, runtime, sandboxd, console, []string{"github.com/aws/aws-sdk-go-v2"}),
+		"functions/sandboxd": cat(modelSDKs, runtime, starlark, console, []string{"github.com/aws/aws-sdk-go-v2"}),
+		"functions/stream":   cat(modelSDKs, ecs, invoker, sandboxd, mcpSDK, starlark, assembled, console),
 	}
 	pkgs, err := goList(root(t), lambdaEnv, "-deps", "-tags", lambdaTags, "./functions/...")
 	if err != nil {

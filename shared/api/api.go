@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/telemetry"
@@ -39,6 +40,10 @@ type Config struct {
 	// the stream function serves the API's streams without the console.
 	Console func(api http.Handler) http.Handler
 }
+
+// ConsoleFunc builds the console (console.Mount) over the API's own
+// handler, with the process's log and clock.
+type ConsoleFunc func(api http.Handler, log *slog.Logger, now func() time.Time) http.Handler
 
 // ConsolePrefix is where Config.Console is served.
 const ConsolePrefix = "/console/"

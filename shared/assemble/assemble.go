@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/api"
-	"github.com/cairnrun/cairn/shared/console"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/repair"
@@ -68,6 +67,9 @@ type Config struct {
 	Scheduler contracts.Scheduler
 	// MCPServer serves the API's /v1/mcp (serve.Handler); nil = not served.
 	MCPServer api.MCPHandler
+	// Console serves the web console at /console/ (console.Mount); nil =
+	// not served (only the api function and cairn dev serve it).
+	Console api.ConsoleFunc
 	// Prices estimate turns' costs (nil: the repository's table).
 	Prices *pricing.Table
 	// Meter, when set, starts the orchestration tally (shared/meter) of a
@@ -142,9 +144,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 		Engine: rt.Engine, Journal: p.Journal, Transcript: p.Transcript, Events: ev, Registry: p.Registry,
 		Wake: rt.EventSignal.Wait, Authenticate: cfg.Authenticate, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
 		Workflow: rt.workflowAPI(), MCP: cfg.MCPServer,
-		Console: func(self http.Handler) http.Handler {
-			return console.New(console.Config{API: self, Log: cfg.Log, Now: rt.Engine.Clock.Now})
-		},
+		Console: rt.console(),
 	})
 	if cfg.Meter != nil {
 		h := rt.API
@@ -153,6 +153,17 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 		})
 	}
 	return rt, nil
+}
+
+// console is the API's Config.Console: Config.Console with the runtime's
+// log and clock.
+func (rt *Runtime) console() func(http.Handler) http.Handler {
+	if rt.Config.Console == nil {
+		return nil
+	}
+	return func(self http.Handler) http.Handler {
+		return rt.Config.Console(self, rt.Config.Log, rt.Engine.Clock.Now)
+	}
 }
 
 // Handle dispatches a message of any queue: workflow wake-ups to the

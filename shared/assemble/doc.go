@@ -6,7 +6,7 @@
 // SQS) for the Lambda functions — so a Lambda binary never links the
 // embedded adapters.
 //
-// It may import shared/api, shared/console, shared/contracts, shared/pricing, shared/repair, shared/turn,
+// It may import shared/api, shared/contracts, shared/pricing, shared/repair, shared/turn,
 // shared/worker, shared/workflow, shared/workflow/schedule,
 // shared/workflow/script and the standard library.
 //

@@ -22,6 +22,12 @@ type Config struct {
 	Now func() time.Time
 }
 
+// Mount is New as api.ConsoleFunc: what assemble.Config.Console and
+// backend.Serves.Console take.
+func Mount(api http.Handler, log *slog.Logger, now func() time.Time) http.Handler {
+	return New(Config{API: api, Log: log, Now: now})
+}
+
 // Console serves the console's pages.
 type Console struct {
 	api   http.Handler

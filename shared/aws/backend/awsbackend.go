@@ -211,7 +211,7 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		ports.MCP = c.Serves.MCP(res)
 	}
 	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def,
-		FlushEvery: StreamFlushEvery, MCPServer: c.Serves.MCPServer}
+		FlushEvery: StreamFlushEvery, MCPServer: c.Serves.MCPServer, Console: c.Serves.Console}
 	if c.Getenv != nil {
 		prices, err := pricing.FromEnv(c.Getenv) // CAIRN_PRICES over the repository's table
 		if err != nil {

@@ -23,7 +23,8 @@ import (
 //	                 MCP: mcptools.Connector}           the MCP SDK
 //	workflow  Serves{Evaluator: scripts.Evaluator}      the isolate invoker (Lambda)
 //	api       Serves{MCP: mcptools.Connector,           the MCP SDK (pinning a session's MCP tools,
-//	                 MCPServer: mcptools.Server}        and serving /v1/mcp)
+//	                 MCPServer: mcptools.Server,        and serving /v1/mcp), the console's
+//	                 Console: console.Mount}            templates and assets
 //	commit, repair: Serves{}
 //	cairn dev --backend aws, tests: all.Serves           everything
 //
@@ -40,6 +41,9 @@ type Serves struct {
 	// MCPServer serves the API's /v1/mcp (mcptools.Server): the api
 	// function only.
 	MCPServer api.MCPHandler
+	// Console serves the web console at /console/ (console.Mount): the
+	// api function only.
+	Console api.ConsoleFunc
 }
 
 // MCPFunc builds the connector to sessions' MCP servers

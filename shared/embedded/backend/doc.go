@@ -6,7 +6,7 @@
 // lease it finds as dead: it breaks them, releases in-flight queue messages
 // and re-drives every unfinished submission at once.
 //
-// It may import shared/assemble, shared/contracts, shared/dumpable, shared/embedded/sqlite,
+// It may import shared/assemble, shared/console, shared/contracts, shared/dumpable, shared/embedded/sqlite,
 // shared/ids, shared/mcp, shared/mcp/serve, shared/pricing, shared/model/providers, shared/model/scripted,
 // shared/sandbox/local, shared/sandbox/placement, shared/sandbox/proc,
 // shared/sandbox/snapshot (the snapshot store of ephemeral workspaces),

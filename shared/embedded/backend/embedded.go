@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/console"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/dumpable"
 	"github.com/cairnrun/cairn/shared/embedded/sqlite"
@@ -152,6 +153,9 @@ func New(ctx context.Context, cfg Config) (*assemble.Runtime, error) {
 			return nil, err
 		}
 		rc.Prices = &prices
+	}
+	if rc.Console == nil {
+		rc.Console = console.Mount
 	}
 	if rc.MCPServer == nil {
 		rc.MCPServer = func(call func(*http.Request) (*http.Response, error)) http.Handler {

@@ -16,7 +16,7 @@
 //
 // It is for _test.go files only; no production package imports it.
 //
-// It may import shared/assemble, shared/contracts, shared/embedded/sqlite,
+// It may import shared/assemble, shared/console, shared/contracts, shared/embedded/sqlite,
 // shared/ids, shared/mcp, shared/mcp/serve, shared/model/scripted, shared/repair,
 // shared/sandbox/local, shared/secrets, shared/tools, shared/turn,
 // shared/workflow/script and the standard library (testing included).

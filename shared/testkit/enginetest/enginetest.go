@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/console"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 	"github.com/cairnrun/cairn/shared/ids"
@@ -109,6 +110,9 @@ func NewConfig(t testing.TB, cfg assemble.Config, opts ...func(*assemble.Ports))
 	}
 	if cfg.Log == nil {
 		cfg.Log = testLog(t)
+	}
+	if cfg.Console == nil { // /console/, as the api function and cairn dev serve it
+		cfg.Console = console.Mount
 	}
 	if cfg.MCPServer == nil { // /v1/mcp, as every deployment's api serves it
 		cfg.MCPServer = func(call func(*http.Request) (*http.Response, error)) http.Handler {

@@ -6,5 +6,5 @@
 //	rt, err := backend.New(ctx, cfg)
 //
 // It may import shared/aws/backend, shared/aws/backend/mcptools, shared/aws/backend/models,
-// shared/aws/backend/sandboxes, shared/aws/backend/scripts.
+// shared/aws/backend/sandboxes, shared/aws/backend/scripts, shared/console.
 package all
