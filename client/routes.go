@@ -67,11 +67,24 @@ func expand(pattern string, args []string) (method, path string, err error) {
 		if args[n] == "" {
 			return "", "", fmt.Errorf("client: %s: {%s} is empty", pattern, name)
 		}
-		segs[i] = url.PathEscape(args[n])
+		segs[i] = segment(args[n])
 		n++
 	}
 	if n != len(args) {
 		return "", "", fmt.Errorf("client: %s takes %d path values, got %d", pattern, n, len(args))
 	}
 	return method, strings.Join(segs, "/"), nil
+}
+
+// segment is v escaped as one path segment: url.PathEscape, and "." and
+// ".." escaped too (PathEscape leaves them; a server's mux would clean
+// them away and the path would name another route).
+func segment(v string) string {
+	switch v {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return url.PathEscape(v)
 }

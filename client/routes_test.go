@@ -262,3 +262,21 @@ func TestExpandRefusesWhatIsNoRoute(t *testing.T) {
 		t.Errorf("an empty session id: %v", err)
 	}
 }
+
+// A path value is one segment whatever it holds: "/", "?" and "#" are
+// escaped, and so are "." and "..", which url.PathEscape leaves as they
+// are and a server's mux would clean away into another route
+// (…/submissions/.. is GET /v1/sessions/{id}).
+func TestExpandKeepsEachValueOneSegment(t *testing.T) {
+	for args, want := range map[[2]string]string{
+		{"s", ".."}:    "/v1/sessions/s/submissions/%2E%2E",
+		{".", "x"}:     "/v1/sessions/%2E/submissions/x",
+		{"a/b", "c?d"}: "/v1/sessions/a%2Fb/submissions/c%3Fd",
+		{"...", "x#y"}: "/v1/sessions/.../submissions/x%23y",
+	} {
+		_, path, err := expand("GET /v1/sessions/{id}/submissions/{sid}", args[:])
+		if err != nil || path != want {
+			t.Errorf("expand(%q) = %q, %v; want %q", args, path, err, want)
+		}
+	}
+}

@@ -130,13 +130,36 @@ func (p *consoleProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cairn console: a cross-origin request is not forwarded", http.StatusForbidden)
 		return
 	}
-	if r.URL.Path != "/console" && !strings.HasPrefix(r.URL.Path, "/console/") {
+	// SameSite=Strict does not keep the key cookie from a page on another
+	// port of this loopback address (same-site, not same-origin): its
+	// links and images would be signed GETs. The console links only to
+	// itself.
+	if s := r.Header.Get("Sec-Fetch-Site"); s == "same-site" || s == "cross-site" {
+		http.Error(w, "cairn console: a request another site made is not forwarded", http.StatusForbidden)
+		return
+	}
+	if !consolePath(r.URL) {
 		http.NotFound(w, r)
 		return
 	}
 	if err := p.forward(w, r); err != nil {
 		http.Error(w, "cairn console: "+err.Error(), http.StatusBadGateway)
 	}
+}
+
+// consolePath reports whether u is a path under /console/ that stays
+// there: a dot segment ("/console/../v1/…", also as %2E%2E) would have
+// the API clean it into a route the proxy does not forward.
+func consolePath(u *url.URL) bool {
+	if u.Path != "/console" && !strings.HasPrefix(u.Path, "/console/") {
+		return false
+	}
+	for _, s := range strings.Split(u.Path, "/") {
+		if s == "." || s == ".." {
+			return false
+		}
+	}
+	return true
 }
 
 // forward sends r on to the API, signed, and its answer back as it comes
@@ -148,6 +171,7 @@ func (p *consoleProxy) forward(w http.ResponseWriter, r *http.Request) error {
 	}
 	target := *p.api
 	target.Path = strings.TrimSuffix(p.api.Path, "/") + r.URL.Path
+	target.RawPath = strings.TrimSuffix(p.api.EscapedPath(), "/") + r.URL.EscapedPath() // an id's %2F stays in its segment
 	target.RawQuery = r.URL.RawQuery
 	req, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), bytes.NewReader(body))
 	if err != nil {

@@ -82,3 +82,45 @@ func TestConsoleProxySignsWhatItsBrowserAsks(t *testing.T) {
 		t.Fatalf("bearer mode: %s %q", r.Method, r.Header.Get("Authorization"))
 	}
 }
+
+// The proxy forwards only what stays under /console/ — no dot segment
+// the API would clean into one of its routes — keeps an id's escaped
+// slash in its segment, and forwards nothing a page of another site made,
+// same-site included: a page on another port of the loopback address gets
+// the SameSite=Strict key cookie on its links and images.
+func TestConsoleProxyForwardsOnlyTheConsole(t *testing.T) {
+	var got []string
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = append(got, r.URL.EscapedPath())
+	}))
+	defer api.Close()
+	up, _ := url.Parse(api.URL)
+	p := &consoleProxy{api: up, host: "127.0.0.1:9999", key: "k3y", client: http.DefaultClient, token: "t"}
+	call := func(target, fetchSite string) int {
+		req := httptest.NewRequest("GET", "http://127.0.0.1:9999/", nil)
+		req.URL, _ = url.Parse(target)
+		req.Header.Set("Cookie", proxyCookie+"=k3y")
+		if fetchSite != "" {
+			req.Header.Set("Sec-Fetch-Site", fetchSite)
+		}
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	for _, target := range []string{"/console/../v1/sessions", "/console/%2E%2E/v1/sessions", "/console/./../v1/usage", "/console/sessions/x/.."} {
+		if code := call(target, "same-origin"); code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", target, code)
+		}
+	}
+	for _, site := range []string{"same-site", "cross-site"} {
+		if code := call("/console/", site); code != http.StatusForbidden {
+			t.Errorf("a %s GET: %d, want 403", site, code)
+		}
+	}
+	if len(got) != 0 {
+		t.Fatalf("refused requests reached the API: %q", got)
+	}
+	if code := call("/console/sessions/a%2Fb", "none"); code != http.StatusOK || len(got) != 1 || got[0] != "/console/sessions/a%2Fb" {
+		t.Fatalf("an escaped slash: %d, the API got %q", code, got)
+	}
+}

@@ -158,8 +158,19 @@ func local(p string) bool {
 	return strings.HasPrefix(p, Prefix) && !strings.ContainsAny(p, "\\\r\n") && !strings.Contains(p, "//")
 }
 
-// seg is s escaped as one path segment.
-func seg(s string) string { return url.PathEscape(s) }
+// seg is s escaped as one path segment. "." and ".." are escaped too
+// (url.PathEscape leaves them): as they are, a mux cleans them away and
+// the path names another route — the API's mux redirects, which the
+// console would read as an answer.
+func seg(s string) string {
+	switch s {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return url.PathEscape(s)
+}
 
 func sessionPath(id string) string { return Prefix + "sessions/" + seg(id) }
 
