@@ -83,6 +83,9 @@ func (c *Console) call(r *http.Request, method, path string, body, out any, hdr 
 	if rec.status >= 400 {
 		return errorOf(rec.status, rec.body.Bytes())
 	}
+	if rec.status >= 300 { // the API answers, it never redirects: a redirect is no answer to show or to act on
+		return &apiError{Status: http.StatusBadGateway, Code: "internal", Message: fmt.Sprintf("the API answered %s %s with a redirect", method, path)}
+	}
 	if out == nil || rec.status == http.StatusNoContent {
 		return nil
 	}

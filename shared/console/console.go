@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/cairnrun/cairn/shared/ids"
 )
 
 // Prefix is where the console is served.
@@ -162,15 +164,7 @@ func local(p string) bool {
 // (url.PathEscape leaves them): as they are, a mux cleans them away and
 // the path names another route — the API's mux redirects, which the
 // console would read as an answer.
-func seg(s string) string {
-	switch s {
-	case ".":
-		return "%2E"
-	case "..":
-		return "%2E%2E"
-	}
-	return url.PathEscape(s)
-}
+func seg(s string) string { return ids.PathSegment(s) }
 
 func sessionPath(id string) string { return Prefix + "sessions/" + seg(id) }
 

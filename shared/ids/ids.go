@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
@@ -102,4 +103,17 @@ func KeyedRun(workflowID, key string) string { return hashed("run", workflowID, 
 // ToolRun is the id of the run a run_workflow tool call starts.
 func ToolRun(submissionID string, step int, callID string) string {
 	return hashed("run", submissionID, fmt.Sprint(step), callID)
+}
+
+// PathSegment is id escaped as one segment of a URL path: url.PathEscape,
+// and "." and ".." escaped too (PathEscape leaves them, and a path that
+// holds them resolves to another route).
+func PathSegment(id string) string {
+	switch id {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return url.PathEscape(id)
 }

@@ -182,3 +182,13 @@ func TestDerivedIDs(t *testing.T) {
 		}
 	})
 }
+
+// An id is one path segment, whatever it holds: slashes, query marks and
+// the dot segments a mux would clean away.
+func TestPathSegment(t *testing.T) {
+	for id, want := range map[string]string{"ses_1": "ses_1", "a/b": "a%2Fb", "a?b": "a%3Fb", ".": "%2E", "..": "%2E%2E", "...": "...", "a b": "a%20b"} {
+		if got := ids.PathSegment(id); got != want {
+			t.Errorf("PathSegment(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
