@@ -12,23 +12,10 @@ import (
 
 // Session is a session as the API answers it: the record and its pending
 // approvals.
-type Session struct {
-	contracts.Session
-	PendingApprovals []contracts.Approval `json:"pending_approvals"`
-}
+type Session = contracts.SessionView
 
 // SessionSummary is a session as lists show it: no spec but its model.
-type SessionSummary struct {
-	ID        string                 `json:"id"`
-	Owner     string                 `json:"owner,omitempty"`
-	Model     string                 `json:"model,omitempty"`
-	Head      string                 `json:"head,omitempty"`
-	Active    string                 `json:"active,omitempty"`
-	Workflow  *contracts.WorkflowRef `json:"workflow,omitempty"`
-	Version   int64                  `json:"version"`
-	CreatedAt time.Time              `json:"created_at"`
-	UpdatedAt time.Time              `json:"updated_at"`
-}
+type SessionSummary = contracts.SessionSummary
 
 // CreateSession creates a session (POST /v1/sessions). An empty Model is
 // the server's default; nil Tools is every built-in tool that is not
@@ -98,25 +85,7 @@ func (c *Client) Submit(ctx context.Context, sessionID, prompt string, opts Subm
 // SubmissionSummary is a submission as lists show it: prompt, result and
 // error cut to 200 bytes (their sizes in PromptBytes, ResultBytes), the
 // number of pending approvals.
-type SubmissionSummary struct {
-	ID               string          `json:"id"`
-	SessionID        string          `json:"session_id"`
-	IdempotencyKey   string          `json:"idempotency_key,omitempty"`
-	Prompt           string          `json:"prompt"`
-	PromptBytes      int             `json:"prompt_bytes"`
-	Phase            contracts.Phase `json:"phase"`
-	Step             int             `json:"step"`
-	Version          int64           `json:"version"`
-	Attempt          int             `json:"attempt"`
-	Result           string          `json:"result,omitempty"`
-	ResultBytes      int             `json:"result_bytes,omitempty"`
-	Error            string          `json:"error,omitempty"`
-	Usage            contracts.Usage `json:"usage"`
-	PendingApprovals int             `json:"pending_approvals,omitempty"`
-	StartedAt        time.Time       `json:"started_at,omitzero"`
-	CreatedAt        time.Time       `json:"created_at"`
-	UpdatedAt        time.Time       `json:"updated_at"`
-}
+type SubmissionSummary = contracts.SubmissionSummary
 
 // SubmissionListOptions pages a session's submissions; Phase keeps those
 // in one phase.
@@ -151,12 +120,7 @@ type EventsOptions struct {
 
 // EventsPage is one long-poll's answer: the events, the seq to poll after
 // next, the turn's phase, and Done on the page that reaches its end.
-type EventsPage struct {
-	Events []contracts.Event `json:"events"`
-	Next   int64             `json:"next"`
-	Phase  contracts.Phase   `json:"phase"`
-	Done   bool              `json:"done"`
-}
+type EventsPage = contracts.EventsPage
 
 // Events long-polls a turn's events once (Follow polls until the end).
 func (c *Client) Events(ctx context.Context, sessionID, subID string, opts EventsOptions) (EventsPage, error) {

@@ -22,32 +22,15 @@ type UsageOptions struct {
 
 // UsageSum is the usage and estimated cost of some turns: Cost by
 // currency (model and orchestration), Orchestration its orchestration part.
-type UsageSum struct {
-	Turns         int                `json:"turns"`
-	Usage         contracts.Usage    `json:"usage"`
-	Cost          map[string]float64 `json:"cost"`
-	Orchestration map[string]float64 `json:"orchestration,omitempty"`
-}
+type UsageSum = contracts.UsageSum
 
 // SessionUsage is one session's sum.
-type SessionUsage struct {
-	ID    string `json:"id"`
-	Owner string `json:"owner"`
-	UsageSum
-}
+type SessionUsage = contracts.SessionUsage
 
 // UsageReport is GET /v1/usage's answer: the total, by principal and by
 // session (the costliest first, at most 500); Truncated when the sum
 // stopped early.
-type UsageReport struct {
-	Principal   string              `json:"principal,omitempty"`
-	From        time.Time           `json:"from,omitzero"`
-	To          time.Time           `json:"to"`
-	Total       UsageSum            `json:"total"`
-	ByPrincipal map[string]UsageSum `json:"by_principal"`
-	Sessions    []SessionUsage      `json:"sessions"`
-	Truncated   bool                `json:"truncated,omitempty"`
-}
+type UsageReport = contracts.UsageReport
 
 // Usage sums the usage and estimated cost of turns.
 func (c *Client) Usage(ctx context.Context, opts UsageOptions) (UsageReport, error) {

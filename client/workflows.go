@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -27,13 +26,7 @@ func (c *Client) Workflow(ctx context.Context, id string) (contracts.Workflow, e
 }
 
 // WorkflowSummary is a workflow as Workflows lists it: no script, its size.
-type WorkflowSummary struct {
-	ID          string    `json:"id"`
-	Owner       string    `json:"owner,omitempty"`
-	Name        string    `json:"name"`
-	ScriptBytes int       `json:"script_bytes"`
-	CreatedAt   time.Time `json:"created_at"`
-}
+type WorkflowSummary = contracts.WorkflowSummary
 
 // Workflows pages the caller's workflows (an operator's: everyone's),
 // newest first.
@@ -64,20 +57,7 @@ func (c *Client) StartRun(ctx context.Context, workflowID string, opts RunOption
 
 // RunSummary is a run as lists show it: no script, input or result, its
 // error cut to 200 bytes.
-type RunSummary struct {
-	ID          string               `json:"id"`
-	WorkflowID  string               `json:"workflow_id"`
-	Owner       string               `json:"owner,omitempty"`
-	Status      contracts.RunStatus  `json:"status"`
-	Error       string               `json:"error,omitempty"`
-	ScheduleID  string               `json:"schedule_id,omitempty"`
-	ScheduledAt time.Time            `json:"scheduled_at,omitzero"`
-	Parent      *contracts.RunParent `json:"parent,omitempty"`
-	Evaluations int                  `json:"evaluations"`
-	Version     int64                `json:"version"`
-	StartedAt   time.Time            `json:"started_at"`
-	UpdatedAt   time.Time            `json:"updated_at"`
-}
+type RunSummary = contracts.RunSummary
 
 // Runs pages a workflow's runs, newest first.
 func (c *Client) Runs(ctx context.Context, workflowID string, opts ListOptions) (Page[RunSummary], error) {
@@ -86,21 +66,11 @@ func (c *Client) Runs(ctx context.Context, workflowID string, opts ListOptions) 
 
 // NodeView is a run's node as the run lists it: its prompt and output cut
 // to 200 bytes (their sizes beside), with a summary of the turn running it.
-type NodeView struct {
-	contracts.WorkflowNode
-	PromptBytes int                `json:"prompt_bytes"`
-	OutputBytes int                `json:"output_bytes,omitempty"`
-	Submission  *SubmissionSummary `json:"submission,omitempty"`
-}
+type NodeView = contracts.NodeView
 
 // RunView is a run with the first page of its nodes (opts of Run);
 // NodesNext continues with Nodes.
-type RunView struct {
-	contracts.WorkflowRun
-	Nodes     []NodeView `json:"nodes"`
-	NodeCount int        `json:"node_count"`
-	NodesNext string     `json:"nodes_next_cursor"`
-}
+type RunView = contracts.RunView
 
 // Run reads a run with the first page of its nodes (opts pages them:
 // default 100).
@@ -142,16 +112,7 @@ func (c *Client) CreateSchedule(ctx context.Context, workflowID, expression stri
 }
 
 // ScheduleSummary is a schedule as lists show it: its input only by size.
-type ScheduleSummary struct {
-	ID         string    `json:"id"`
-	WorkflowID string    `json:"workflow_id"`
-	Expression string    `json:"expression"`
-	Owner      string    `json:"owner,omitempty"`
-	Paused     bool      `json:"paused"`
-	InputBytes int       `json:"input_bytes"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at,omitzero"`
-}
+type ScheduleSummary = contracts.ScheduleSummary
 
 // WorkflowSchedules pages a workflow's schedules, in id order.
 func (c *Client) WorkflowSchedules(ctx context.Context, workflowID string, opts ListOptions) (Page[ScheduleSummary], error) {

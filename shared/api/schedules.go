@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -124,18 +123,7 @@ func (s *server) schedule(r *http.Request, act bool) (contracts.Schedule, error)
 	return sc, nil
 }
 
-// scheduleSummary is a schedule as lists show it: its input only by size
-// (GET …/schedules/{sch} has it).
-type scheduleSummary struct {
-	ID         string    `json:"id"`
-	WorkflowID string    `json:"workflow_id"`
-	Expression string    `json:"expression"`
-	Owner      string    `json:"owner,omitempty"`
-	Paused     bool      `json:"paused"`
-	InputBytes int       `json:"input_bytes"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at,omitzero"`
-}
+type scheduleSummary = contracts.ScheduleSummary
 
 // listSchedulePage pages the schedules keep selects, in id order, as
 // summaries.

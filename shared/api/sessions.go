@@ -3,18 +3,13 @@ package api
 import (
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/policy"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
-// sessionView is a session with its pending approvals.
-type sessionView struct {
-	contracts.Session
-	PendingApprovals []contracts.Approval `json:"pending_approvals"`
-}
+type sessionView = contracts.SessionView
 
 func (s *server) createSession(w http.ResponseWriter, r *http.Request) {
 	var spec contracts.SessionSpec
@@ -60,19 +55,7 @@ func (s *server) validateSpec(spec contracts.SessionSpec) error {
 	return s.Engine.CheckModel(spec.Model)
 }
 
-// sessionSummary is a session as lists show it: no spec but its model
-// (GET /v1/sessions/{id} has the rest).
-type sessionSummary struct {
-	ID        string                 `json:"id"`
-	Owner     string                 `json:"owner,omitempty"`
-	Model     string                 `json:"model,omitempty"`
-	Head      string                 `json:"head,omitempty"`
-	Active    string                 `json:"active,omitempty"`
-	Workflow  *contracts.WorkflowRef `json:"workflow,omitempty"`
-	Version   int64                  `json:"version"`
-	CreatedAt time.Time              `json:"created_at"`
-	UpdatedAt time.Time              `json:"updated_at"`
-}
+type sessionSummary = contracts.SessionSummary
 
 // listSessions pages the principal's sessions (an operator's: everyone's),
 // newest first, as summaries.

@@ -45,30 +45,7 @@ func (s *server) submit(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, sub)
 }
 
-// submissionSummary is a submission as lists show it: its prompt, result
-// and error cut to PreviewBytes, its usage and cost, no tool requests or
-// approvals (GET
-// …/submissions/{sid} has them).
-type submissionSummary struct {
-	ID             string          `json:"id"`
-	SessionID      string          `json:"session_id"`
-	IdempotencyKey string          `json:"idempotency_key,omitempty"`
-	Prompt         string          `json:"prompt"`
-	PromptBytes    int             `json:"prompt_bytes"`
-	Phase          contracts.Phase `json:"phase"`
-	Step           int             `json:"step"`
-	Version        int64           `json:"version"`
-	Attempt        int             `json:"attempt"`
-	Result         string          `json:"result,omitempty"`
-	ResultBytes    int             `json:"result_bytes,omitempty"`
-	Error          string          `json:"error,omitempty"`
-	Usage          contracts.Usage `json:"usage"`
-	Cost           *contracts.Cost `json:"cost,omitempty"`
-	PendingCalls   int             `json:"pending_approvals,omitempty"`
-	StartedAt      time.Time       `json:"started_at,omitzero"`
-	CreatedAt      time.Time       `json:"created_at"`
-	UpdatedAt      time.Time       `json:"updated_at"`
-}
+type submissionSummary = contracts.SubmissionSummary
 
 func summarize(x contracts.Submission) submissionSummary {
 	v := submissionSummary{ID: x.ID, SessionID: x.SessionID, IdempotencyKey: x.IdempotencyKey,
@@ -77,7 +54,7 @@ func summarize(x contracts.Submission) submissionSummary {
 		Error: clipText(x.Error, PreviewBytes), Usage: x.Usage, Cost: x.Cost, StartedAt: x.StartedAt, CreatedAt: x.CreatedAt, UpdatedAt: x.UpdatedAt}
 	for _, a := range x.Approvals {
 		if a.Decision == "" {
-			v.PendingCalls++
+			v.PendingApprovals++
 		}
 	}
 	return v
@@ -153,12 +130,7 @@ const MaxWait = 25 * time.Second
 // MaxPageBytes).
 const MaxEventsPage = 500
 
-type eventsResponse struct {
-	Events []contracts.Event `json:"events"`
-	Next   int64             `json:"next"`
-	Phase  contracts.Phase   `json:"phase"`
-	Done   bool              `json:"done"`
-}
+type eventsResponse = contracts.EventsPage
 
 // events long-polls: it returns as soon as events after ?after= exist, the
 // submission is terminal, or ?wait= (default 0, at most MaxWait) elapses.

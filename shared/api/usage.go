@@ -18,18 +18,10 @@ const (
 	MaxUsageListed   = 500
 )
 
-// usageSum is the usage and estimated cost of some turns.
-type usageSum struct {
-	Turns int             `json:"turns"`
-	Usage contracts.Usage `json:"usage"`
-	// Cost sums the turns' estimates by currency, model and orchestration
-	// (turns without a price are counted in Turns and Usage only);
-	// Orchestration is the orchestration part of it (the AWS backend).
-	Cost          map[string]float64 `json:"cost"`
-	Orchestration map[string]float64 `json:"orchestration,omitempty"`
-}
+type usageSum = contracts.UsageSum
 
-func (u *usageSum) add(x contracts.Submission) {
+// addTurn counts turn x into u.
+func addTurn(u *usageSum, x contracts.Submission) {
 	if u.Cost == nil {
 		u.Cost = map[string]float64{}
 	}
@@ -47,21 +39,9 @@ func (u *usageSum) add(x contracts.Submission) {
 	}
 }
 
-type sessionUsage struct {
-	ID    string `json:"id"`
-	Owner string `json:"owner"`
-	usageSum
-}
+type sessionUsage = contracts.SessionUsage
 
-type usageResponse struct {
-	Principal   string              `json:"principal,omitempty"` // "" = every principal (an operator's sum)
-	From        time.Time           `json:"from,omitzero"`
-	To          time.Time           `json:"to"`
-	Total       usageSum            `json:"total"`
-	ByPrincipal map[string]usageSum `json:"by_principal"`
-	Sessions    []sessionUsage      `json:"sessions"` // every session read, the costliest first, at most MaxUsageListed
-	Truncated   bool                `json:"truncated,omitempty"`
-}
+type usageResponse = contracts.UsageReport
 
 // usage sums the usage and estimated cost of the turns created from from
 // to to, both included (GET /v1/usage?principal=&from=&to=, RFC 3339 times; from
@@ -111,15 +91,15 @@ func (s *server) usage(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, r, err)
 			return
 		}
-		su := sessionUsage{ID: sess.ID, Owner: sess.Owner, usageSum: usageSum{Cost: map[string]float64{}}}
+		su := sessionUsage{ID: sess.ID, Owner: sess.Owner, UsageSum: usageSum{Cost: map[string]float64{}}}
 		for _, x := range subs {
 			if x.CreatedAt.Before(from) || x.CreatedAt.After(to) {
 				continue
 			}
-			su.add(x)
-			resp.Total.add(x)
+			addTurn(&su.UsageSum, x)
+			addTurn(&resp.Total, x)
 			bp := resp.ByPrincipal[sess.Owner]
-			bp.add(x)
+			addTurn(&bp, x)
 			resp.ByPrincipal[sess.Owner] = bp
 		}
 		resp.Sessions = append(resp.Sessions, su) // also with no turn in the range: the principal's sessions, each summed

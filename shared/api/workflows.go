@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
@@ -88,15 +87,7 @@ func (s *server) createWorkflow(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, wf)
 }
 
-// workflowSummary is a workflow as lists show it: no script, its size
-// (GET /v1/workflows/{id} has it).
-type workflowSummary struct {
-	ID          string    `json:"id"`
-	Owner       string    `json:"owner,omitempty"`
-	Name        string    `json:"name"`
-	ScriptBytes int       `json:"script_bytes"`
-	CreatedAt   time.Time `json:"created_at"`
-}
+type workflowSummary = contracts.WorkflowSummary
 
 // listWorkflows pages the principal's workflows (an operator's: everyone's),
 // newest first, as summaries.
@@ -180,22 +171,7 @@ func (s *server) startRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, run)
 }
 
-// runSummary is a run as lists show it: no script, input or result (GET
-// …/runs/{rid} has them), its error cut to PreviewBytes.
-type runSummary struct {
-	ID          string               `json:"id"`
-	WorkflowID  string               `json:"workflow_id"`
-	Owner       string               `json:"owner,omitempty"`
-	Status      contracts.RunStatus  `json:"status"`
-	Error       string               `json:"error,omitempty"`
-	ScheduleID  string               `json:"schedule_id,omitempty"`
-	ScheduledAt time.Time            `json:"scheduled_at,omitzero"`
-	Parent      *contracts.RunParent `json:"parent,omitempty"`
-	Evaluations int                  `json:"evaluations"`
-	Version     int64                `json:"version"`
-	StartedAt   time.Time            `json:"started_at"`
-	UpdatedAt   time.Time            `json:"updated_at"`
-}
+type runSummary = contracts.RunSummary
 
 // listRuns pages a workflow's runs, newest first, as summaries, to those
 // who may read the workflow: its runs are its owner's (only the owner
@@ -229,23 +205,9 @@ func (s *server) listRuns(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, listPage("runs", items, next))
 }
 
-// nodeView is a node as a run shows it: its prompt and output cut to
-// PreviewBytes, with a summary of the turn running it.
-type nodeView struct {
-	contracts.WorkflowNode
-	PromptBytes int                `json:"prompt_bytes"`
-	OutputBytes int                `json:"output_bytes,omitempty"`
-	Submission  *submissionSummary `json:"submission,omitempty"`
-}
+type nodeView = contracts.NodeView
 
-// runView is a run with the first page of its nodes; nodes_next_cursor
-// continues at GET …/runs/{rid}/nodes?cursor=.
-type runView struct {
-	contracts.WorkflowRun
-	Nodes     []nodeView `json:"nodes"`
-	NodeCount int        `json:"node_count"`
-	NodesNext string     `json:"nodes_next_cursor"`
-}
+type runView = contracts.RunView
 
 // run reads the path's run and checks it belongs to the path's workflow
 // and the principal may read it (otherwise it is not found). A run is its

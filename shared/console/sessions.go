@@ -3,7 +3,6 @@ package console
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -24,39 +23,13 @@ const (
 )
 
 // sessionSummary is a session as GET /v1/sessions lists it.
-type sessionSummary struct {
-	ID        string                 `json:"id"`
-	Owner     string                 `json:"owner"`
-	Model     string                 `json:"model"`
-	Head      string                 `json:"head"`
-	Active    string                 `json:"active"`
-	Workflow  *contracts.WorkflowRef `json:"workflow"`
-	CreatedAt time.Time              `json:"created_at"`
-	UpdatedAt time.Time              `json:"updated_at"`
-}
+type sessionSummary = contracts.SessionSummary
 
 // sessionView is GET /v1/sessions/{id}.
-type sessionView struct {
-	contracts.Session
-	PendingApprovals []contracts.Approval `json:"pending_approvals"`
-}
+type sessionView = contracts.SessionView
 
 // turnSummary is a submission as GET …/submissions lists it.
-type turnSummary struct {
-	ID           string          `json:"id"`
-	Prompt       string          `json:"prompt"`
-	PromptBytes  int             `json:"prompt_bytes"`
-	Phase        contracts.Phase `json:"phase"`
-	Step         int             `json:"step"`
-	Attempt      int             `json:"attempt"`
-	Result       string          `json:"result"`
-	Error        string          `json:"error"`
-	Usage        contracts.Usage `json:"usage"`
-	Cost         *contracts.Cost `json:"cost"`
-	PendingCalls int             `json:"pending_approvals"`
-	CreatedAt    time.Time       `json:"created_at"`
-	UpdatedAt    time.Time       `json:"updated_at"`
-}
+type turnSummary = contracts.SubmissionSummary
 
 type sessionRow struct {
 	sessionSummary

@@ -16,26 +16,9 @@ const (
 	MaxUsageTurns = 100
 )
 
-type usageSum struct {
-	Turns         int                `json:"turns"`
-	Usage         contracts.Usage    `json:"usage"`
-	Cost          map[string]float64 `json:"cost"`
-	Orchestration map[string]float64 `json:"orchestration"`
-}
+type usageSum = contracts.UsageSum
 
-type usageAnswer struct {
-	Principal   string              `json:"principal"`
-	From        time.Time           `json:"from"`
-	To          time.Time           `json:"to"`
-	Total       usageSum            `json:"total"`
-	ByPrincipal map[string]usageSum `json:"by_principal"`
-	Sessions    []struct {
-		ID    string `json:"id"`
-		Owner string `json:"owner"`
-		usageSum
-	} `json:"sessions"`
-	Truncated bool `json:"truncated"`
-}
+type usageAnswer = contracts.UsageReport
 
 type principalUsage struct {
 	Name string

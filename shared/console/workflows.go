@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -14,28 +13,10 @@ import (
 // page links.
 const RunsPerWorkflow = 5
 
-type workflowSummary struct {
-	ID          string    `json:"id"`
-	Owner       string    `json:"owner"`
-	Name        string    `json:"name"`
-	ScriptBytes int       `json:"script_bytes"`
-	CreatedAt   time.Time `json:"created_at"`
-}
+type workflowSummary = contracts.WorkflowSummary
 
 // runSummary is a run as GET …/runs lists it.
-type runSummary struct {
-	ID          string               `json:"id"`
-	WorkflowID  string               `json:"workflow_id"`
-	Owner       string               `json:"owner"`
-	Status      contracts.RunStatus  `json:"status"`
-	Error       string               `json:"error"`
-	ScheduleID  string               `json:"schedule_id"`
-	ScheduledAt time.Time            `json:"scheduled_at"`
-	Parent      *contracts.RunParent `json:"parent"`
-	Evaluations int                  `json:"evaluations"`
-	StartedAt   time.Time            `json:"started_at"`
-	UpdatedAt   time.Time            `json:"updated_at"`
-}
+type runSummary = contracts.RunSummary
 
 type runsPage struct {
 	Runs []runSummary `json:"runs"`
@@ -120,10 +101,7 @@ func (c *Console) workflowPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // nodeView is a run's node as GET …/runs/{rid} and …/nodes list it.
-type nodeView struct {
-	contracts.WorkflowNode
-	Submission *turnSummary `json:"submission"`
-}
+type nodeView = contracts.NodeView
 
 // MaxRunNodes bounds the nodes a run page reads (100 a page).
 const MaxRunNodes = 5000
@@ -211,7 +189,7 @@ func nodeState(n nodeView) string {
 		return NodePending
 	case n.Submission.Phase == contracts.PhaseCancelled:
 		return NodeCancelled
-	case n.Submission.PendingCalls > 0:
+	case n.Submission.PendingApprovals > 0:
 		return NodeParked
 	}
 	return NodeRunning
