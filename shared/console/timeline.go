@@ -121,6 +121,9 @@ func describe(ev contracts.Event) entry {
 	switch ev.Type {
 	case contracts.EventStep:
 		e.Title = fmt.Sprintf("Step %d: the model is called", ev.Step)
+		if ev.Text != "" { // the attempt and whose lease it runs under
+			e.Title, e.Detail = e.Title+", "+ev.Text, ""
+		}
 	case contracts.EventStreamDiscarded:
 		e.Title = fmt.Sprintf("Attempt %d of step %d abandoned: its streamed text is discarded", ev.Attempt, ev.Step)
 	case contracts.EventToolStarted:

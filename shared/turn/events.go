@@ -40,7 +40,7 @@ func (e *Engine) discardAbandoned(ctx context.Context, sub contracts.Submission,
 	if reuse {
 		return nil
 	}
-	return e.discard(ctx, sub, sub.Attempt-1, "a new attempt replaces it")
+	return e.discard(ctx, sub, sub.Attempt-1, fmt.Sprintf("attempt %d replaces it, under the lease of %s", sub.Attempt, sub.LeaseOwner))
 }
 
 // discard writes stream_discarded for attempts 1..upTo of sub's step (each

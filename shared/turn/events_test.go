@@ -83,7 +83,15 @@ func TestBrokenStreamAttemptIsDiscarded(t *testing.T) {
 			if ev.Step != 0 || ev.Attempt != 1 || discarded >= 0 {
 				t.Fatalf("unexpected discard event %+v", ev)
 			}
+			// the timeline says who took the step over: attempt 2, and whose lease
+			if !strings.Contains(ev.Text, "attempt 2 replaces it, under the lease of ") || strings.HasSuffix(ev.Text, "lease of ") {
+				t.Fatalf("discard event text %q names neither the new attempt nor its lease holder", ev.Text)
+			}
 			discarded = i
+		case ev.Type == contracts.EventStep:
+			if ev.Attempt != 1 || !strings.HasPrefix(ev.Text, "attempt 1 under the lease of ") {
+				t.Fatalf("step event %+v: want attempt 1 and its lease holder", ev)
+			}
 		case ev.Type == contracts.EventTextDelta && ev.Attempt != 1 && firstNew < 0:
 			firstNew = i
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -123,7 +124,8 @@ func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contrac
 		return contracts.ModelResponse{}, nil, err
 	}
 	w := &chunkWriter{e: e, sub: sub, key: sub.StreamKey, last: e.now()}
-	w.events = append(w.events, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("step/%d", sub.Step), Type: contracts.EventStep, Step: sub.Step})
+	w.events = append(w.events, contracts.Event{SubmissionID: sub.ID, Key: fmt.Sprintf("step/%d", sub.Step), Type: contracts.EventStep, Step: sub.Step,
+		Attempt: sub.Attempt, Text: "attempt " + strconv.Itoa(sub.Attempt) + " under the lease of " + sub.LeaseOwner})
 	provider, _, _ := strings.Cut(sess.Spec.Model, ":")
 	ctx, span := telemetry.Tracer().Start(ctx, "cairn.model "+sess.Spec.Model, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("gen_ai.system", provider), attribute.String("gen_ai.request.model", model),
