@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -31,14 +32,33 @@ import (
 // JWT authorizer's token, or `cairn dev --backend aws`'s). The console
 // in the api function then sees the authorizer's caller, as every route
 // does.
+// maxBearerBytes bounds a token read from --token-file (a JWT with many
+// claims is a few KB).
+const maxBearerBytes = 16 << 10
+
 func cmdConsole(ctx context.Context, env envDefaults, args []string) error {
 	fs := flag.NewFlagSet("console", flag.ContinueOnError)
 	api := fs.String("api", env.Addr, "the API's URL (the stack's ApiUrl output, or cairn dev --backend aws's address)")
 	addr := fs.String("addr", "127.0.0.1:0", "loopback address to serve the console on")
 	token := fs.String("token", "", "send this bearer token instead of signing with AWS credentials (a JWT authorizer's token)")
+	tokenFile := fs.String("token-file", "", "read the bearer token from this file (unlike --token, not visible to other users in the process list)")
 	region := fs.String("region", "", "the API's region for SigV4 (default: the AWS configuration's)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *tokenFile != "" {
+		if *token != "" {
+			return errors.New("console: give --token or --token-file, not both")
+		}
+		b, err := os.ReadFile(*tokenFile)
+		t := strings.TrimSpace(string(b))
+		switch {
+		case err != nil:
+			return fmt.Errorf("console: --token-file: %w", err)
+		case t == "" || len(t) > maxBearerBytes || strings.ContainsFunc(t, func(r rune) bool { return r <= ' ' || r >= 0x7f }):
+			return fmt.Errorf("console: --token-file %s holds no token (1-%d printable ASCII characters)", *tokenFile, maxBearerBytes)
+		}
+		*token = t
 	}
 	up, err := url.Parse(strings.TrimSuffix(*api, "/"))
 	if err != nil || (up.Scheme != "https" && up.Scheme != "http") || up.Host == "" {
