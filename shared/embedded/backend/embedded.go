@@ -248,7 +248,12 @@ func sandboxProviders(ctx context.Context, cfg Config, store *sqlite.Store, opts
 
 type dirLock struct{ f *os.File }
 
-func (l dirLock) Close() error { return l.f.Close() } // closing drops the flock
+// Close releases the lock, explicitly: a close alone leaves it held while a
+// process being forked still holds a copy of the descriptor (until its exec).
+func (l dirLock) Close() error {
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	return l.f.Close()
+}
 
 func lockDir(dir string) (dirLock, error) {
 	f, err := os.OpenFile(filepath.Join(dir, "cairn.lock"), os.O_CREATE|os.O_RDWR, 0o600)

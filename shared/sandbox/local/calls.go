@@ -211,7 +211,19 @@ func (g *ledger) running(callID string) (bool, error) {
 		return errors.Is(err, syscall.EWOULDBLOCK), nil
 	}
 	reapLeft(f)
-	return false, nil // closing releases the probe's lock
+	unlock(f)
+	return false, nil
+}
+
+// unlock releases a call's lock and closes its file. The lock is released
+// explicitly, not by the close alone: a process another goroutine is
+// forking holds a copy of every descriptor until it execs (close-on-exec
+// closes it only then), and a flock belongs to the open file, so a close
+// alone can leave the lock held for that instant — a CallOutcome right
+// after the call returned would say "running".
+func unlock(f *os.File) {
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	f.Close()
 }
 
 // startRecord is what a running command's call writes into its lock file
@@ -374,7 +386,7 @@ func once[T any](ctx context.Context, l *Sandbox, method, callID string, req any
 	var end func() // after the lock is released: CancelCall returns when CallOutcome says done
 	defer func() {
 		_ = lock.Truncate(0) // the command's processes are gone (run killed them)
-		lock.Close()
+		unlock(lock)
 		if end != nil {
 			end()
 		}
