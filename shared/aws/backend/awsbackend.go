@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/cairnrun/cairn/shared/assemble"
+	"github.com/cairnrun/cairn/shared/aws/awsconfig"
 	"github.com/cairnrun/cairn/shared/aws/awsmeter"
 	"github.com/cairnrun/cairn/shared/aws/dynamo"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
@@ -148,22 +148,9 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aws backend: %s: %w", EnvOperators, err)
 	}
-	var awsCfg aws.Config
-	if c.AWS != nil {
-		awsCfg = *c.AWS
-	} else {
-		var opts []func(*config.LoadOptions) error
-		if c.Region != "" {
-			opts = append(opts, config.WithRegion(c.Region))
-		}
-		loaded, err := config.LoadDefaultConfig(ctx, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("aws backend: loading AWS config: %w", err)
-		}
-		awsCfg = loaded
-	}
-	if c.Endpoint != "" {
-		awsCfg.BaseEndpoint = aws.String(c.Endpoint)
+	awsCfg, err := awsconfig.Load(ctx, c.AWS, c.Region, c.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("aws backend: %w", err)
 	}
 	// Every call reports what it used to its handler run's tally
 	// (shared/meter): the orchestration part of a turn's cost.

@@ -23,7 +23,7 @@
 // (lambdafn.Authenticate); Config.Operators (CAIRN_OPERATORS) are the
 // operators. There is no bearer token on AWS.
 //
-// It may import shared/api (the type of Serves.MCPServer), shared/assemble, shared/aws/awsmeter, shared/aws/dynamo, shared/aws/lambdafn, shared/aws/s3blob,
+// It may import shared/api (the type of Serves.MCPServer), shared/assemble, shared/aws/awsconfig, shared/aws/awsmeter, shared/aws/dynamo, shared/aws/lambdafn, shared/aws/s3blob,
 // shared/aws/sqsqueue, shared/contracts, shared/dumpable, shared/ids,
 // shared/meter, shared/model/providers/keys, shared/sandbox/placement,
 // shared/pricing, shared/secrets, shared/telemetry, shared/tools, shared/workflow/schedule, the

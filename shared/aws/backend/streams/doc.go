@@ -15,7 +15,7 @@
 // shared/aws/backend, which would link all of the runtime; a test checks
 // the names agree.
 //
-// It may import shared/api, shared/aws/dynamo, shared/aws/lambdafn,
+// It may import shared/api, shared/aws/awsconfig, shared/aws/dynamo, shared/aws/lambdafn,
 // shared/aws/s3blob, shared/contracts, shared/dumpable, shared/telemetry,
 // the standard library and the AWS SDK.
 //

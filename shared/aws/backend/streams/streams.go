@@ -10,11 +10,11 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/cairnrun/cairn/shared/api"
+	"github.com/cairnrun/cairn/shared/aws/awsconfig"
 	"github.com/cairnrun/cairn/shared/aws/dynamo"
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/aws/s3blob"
@@ -78,20 +78,9 @@ func New(ctx context.Context, c Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream backend: %s: %w", EnvOperators, err)
 	}
-	var awsCfg aws.Config
-	if c.AWS != nil {
-		awsCfg = *c.AWS
-	} else {
-		var opts []func(*config.LoadOptions) error
-		if c.Region != "" {
-			opts = append(opts, config.WithRegion(c.Region))
-		}
-		if awsCfg, err = config.LoadDefaultConfig(ctx, opts...); err != nil {
-			return nil, fmt.Errorf("stream backend: loading AWS config: %w", err)
-		}
-	}
-	if c.Endpoint != "" {
-		awsCfg.BaseEndpoint = aws.String(c.Endpoint)
+	awsCfg, err := awsconfig.Load(ctx, c.AWS, c.Region, c.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("stream backend: %w", err)
 	}
 	blobs := s3blob.New(s3.NewFromConfig(awsCfg, func(o *s3.Options) { o.UsePathStyle = c.Endpoint != "" }), c.Bucket)
 	store, err := dynamo.New(dynamodb.NewFromConfig(awsCfg), dynamo.Options{Table: c.Table, Blobs: blobs, Clock: c.Clock})
