@@ -15,6 +15,15 @@ func principal(r *http.Request) contracts.Principal {
 	return p
 }
 
+// listOwner is the owner a list route filters by: the principal's name, or
+// "" (everyone's) for an operator.
+func listOwner(r *http.Request) string {
+	if p := principal(r); !p.Operator {
+		return p.Name
+	}
+	return ""
+}
+
 // hidden is the error for a record the principal may not see: the same
 // 404 as a record that does not exist, so ids do not leak.
 func hidden(kind, id string) error {

@@ -65,10 +65,7 @@ func (s *server) listSessions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	owner := principal(r).Name
-	if principal(r).Operator {
-		owner = ""
-	}
+	owner := listOwner(r)
 	key := func(x sessionSummary) string { return x.ID }
 	list, pos, more, err := window(p, key, func(n int) ([]sessionSummary, error) {
 		all, err := s.Journal.ListSessions(s.ctx(r), owner, n)

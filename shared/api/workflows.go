@@ -97,10 +97,7 @@ func (s *server) listWorkflows(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	owner := principal(r).Name
-	if principal(r).Operator {
-		owner = ""
-	}
+	owner := listOwner(r)
 	key := func(x workflowSummary) string { return x.ID }
 	list, pos, more, err := window(p, key, func(n int) ([]workflowSummary, error) {
 		all, err := s.Workflow.Store.ListWorkflows(s.ctx(r), owner, n)

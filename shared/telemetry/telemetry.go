@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -207,4 +208,24 @@ func Fail(span trace.Span, err error) {
 	}
 	span.RecordError(err)
 	span.SetStatus(codes.Error, err.Error())
+}
+
+// SetupFunction is what every Lambda function's boot does: Setup named
+// after the function (AWS_LAMBDA_FUNCTION_NAME; "cairn" outside Lambda) —
+// traces and metrics over OTLP when the standard OTEL_* variables ask — and,
+// under Lambda, metrics as embedded-metric-format lines on stdout, which
+// CloudWatch Logs turns into metrics (namespace cairn; the dashboard in
+// infra/). Each handler flushes before its invocation returns (lambdafn).
+func SetupFunction(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
+	service := getenv("AWS_LAMBDA_FUNCTION_NAME")
+	if service == "" {
+		service = "cairn"
+	}
+	if _, err := Setup(ctx, getenv, service); err != nil {
+		return err
+	}
+	if getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
+		EMF(stdout)
+	}
+	return nil
 }

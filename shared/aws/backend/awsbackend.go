@@ -261,19 +261,8 @@ func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger, ser
 		return nil, err
 	}
 	c.Log, c.Env, c.Serves = log, []string{"PATH=" + getenv("PATH")}, serves
-	// Traces, when the standard OTEL_* variables ask for them; each
-	// handler flushes before its invocation returns (lambdafn).
-	service := getenv("AWS_LAMBDA_FUNCTION_NAME")
-	if service == "" {
-		service = "cairn"
-	}
-	if _, err := telemetry.Setup(ctx, getenv, service); err != nil {
+	if err := telemetry.SetupFunction(ctx, getenv, os.Stdout); err != nil {
 		return nil, err
-	}
-	// Metrics as embedded-metric-format lines on stdout, which CloudWatch
-	// Logs turns into metrics (namespace cairn; the dashboard in infra/).
-	if getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
-		telemetry.EMF(os.Stdout)
 	}
 	return New(ctx, c)
 }

@@ -107,15 +107,8 @@ func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger) (ht
 		return nil, err
 	}
 	c.Log = log
-	service := getenv("AWS_LAMBDA_FUNCTION_NAME")
-	if service == "" {
-		service = "cairn"
-	}
-	if _, err := telemetry.Setup(ctx, getenv, service); err != nil {
+	if err := telemetry.SetupFunction(ctx, getenv, os.Stdout); err != nil {
 		return nil, err
-	}
-	if getenv("AWS_LAMBDA_FUNCTION_NAME") != "" {
-		telemetry.EMF(os.Stdout)
 	}
 	return New(ctx, c)
 }
