@@ -95,6 +95,20 @@ type Claimer interface {
 	SendClaimed(ctx context.Context, queue string, m Message, visibility time.Duration) (d Delivery, ok bool, err error)
 }
 
+// Forwarder is implemented by queues that can also consume the message a
+// handler runs for in the same write as its next phase's claimed send (the
+// embedded queue: the row in flight becomes the next message). Forward is
+// SendClaimed, except that when m is accepted, the message holding receipt
+// on from is still in flight under it, and no other message of m's group
+// is on queue, that message is consumed and m takes its place, in flight
+// under d.Receipt: ok and consumed are both true, and there is nothing to
+// delete. Otherwise it is SendClaimed, and the message holding receipt is
+// untouched (consumed false). Inside a Batch both are only real once the
+// batch commits.
+type Forwarder interface {
+	Forward(ctx context.Context, from, receipt, queue string, m Message, visibility time.Duration) (d Delivery, ok, consumed bool, err error)
+}
+
 // DedupID is the FIFO deduplication id: submission/step/phase/version, plus
 // the nonce of a deliberate re-drive.
 func (m Message) DedupID() string {

@@ -66,6 +66,7 @@ type ack struct {
 	pool    *Pool // the pool handling it: the next phase may continue here (claim)
 	mu      sync.Mutex
 	done    bool                // deleted, and the deleting batch committed
+	fwdIn   *deferred           // the batch whose claim consumed it (Forward): Ack there deletes nothing
 	claimed bool                // a send of this handler was claimed (maybe not committed yet)
 	next    *contracts.Delivery // that claimed message, once its batch committed
 	nextQ   string              // and its queue
@@ -84,8 +85,9 @@ func Ack(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
+	d, _ := ctx.Value(deferKey{}).(*deferred)
 	a.mu.Lock()
-	done := a.done
+	done := a.done || (d != nil && a.fwdIn == d)
 	a.mu.Unlock()
 	if done {
 		return nil
@@ -110,7 +112,9 @@ func (a *ack) acked() bool {
 // claim sends m to queue as already received by this pool (Claimer) when
 // the handler of ctx runs in a pool that chains queue and has not claimed
 // a message yet: the pool handles it right after this one, in the same
-// goroutine — no receive and no wake-up. sent: m is on the queue (claimed
+// goroutine — no receive and no wake-up. A queue that can (Forwarder)
+// turns the handled message into m in the same write, so the handler's
+// Ack has nothing left to delete. sent: m is on the queue (claimed
 // when ok; visible otherwise, to be announced); neither: the caller sends.
 func claim(ctx context.Context, q contracts.Queue, queue string, m contracts.Message) (sent, ok bool, err error) {
 	a, _ := ctx.Value(ackKey{}).(*ack)
@@ -125,16 +129,29 @@ func claim(ctx context.Context, q contracts.Queue, queue string, m contracts.Mes
 	}
 	a.claimed = true
 	a.mu.Unlock()
-	d, ok, err := c.SendClaimed(ctx, queue, m, a.pool.visibility())
+	var d contracts.Delivery
+	var consumed bool
+	if f, can := q.(contracts.Forwarder); can && !a.acked() {
+		d, ok, consumed, err = f.Forward(ctx, a.name, a.receipt, queue, m, a.pool.visibility())
+	} else {
+		d, ok, err = c.SendClaimed(ctx, queue, m, a.pool.visibility())
+	}
 	if err != nil || !ok {
 		a.mu.Lock()
 		a.claimed = false
 		a.mu.Unlock()
 		return err == nil, false, err
 	}
+	if consumed { // the handled message became this one: Ack in this batch deletes nothing
+		b, _ := ctx.Value(deferKey{}).(*deferred)
+		a.mu.Lock()
+		a.fwdIn = b
+		a.mu.Unlock()
+	}
 	fire(ctx, func() { // once the batch committed: rolled back, it was never sent
 		a.mu.Lock()
 		a.next, a.nextQ = &d, queue
+		a.done = a.done || consumed
 		a.mu.Unlock()
 	})
 	return true, true, nil

@@ -29,6 +29,11 @@ func (r *receives) SendClaimed(ctx context.Context, q string, m contracts.Messag
 	return r.Queue.(contracts.Claimer).SendClaimed(ctx, q, m, vis)
 }
 
+// Forward forwards, so the counter does not hide the store's Forwarder.
+func (r *receives) Forward(ctx context.Context, from, receipt, q string, m contracts.Message, vis time.Duration) (contracts.Delivery, bool, bool, error) {
+	return r.Queue.(contracts.Forwarder).Forward(ctx, from, receipt, q, m, vis)
+}
+
 // chainWorld is a pool over the real SQLite queue whose handler of the
 // model queue sends the message's next phase to the tools queue, inside a
 // batch with its ack, as the engine's closing writes do.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -58,6 +59,57 @@ func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, er
 		s.commits.Add(1)
 	}
 	return res, err
+}
+
+// rowsPerInsert bounds one multi-row INSERT (insertRows) well below
+// SQLite's limit on bound variables.
+const rowsPerInsert = 256
+
+// insertRows runs head (an INSERT … VALUES without its tuples) for rows,
+// each a tuple of the same width, as one statement per rowsPerInsert rows:
+// a single statement is atomic on its own, so a batch needs no savepoint
+// for it, and one statement costs less than a statement per row. More
+// rows than that are one write (a savepoint inside a batch).
+func (s *Store) insertRows(ctx context.Context, head string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	one := func(ctx context.Context, exec func(q string, args ...any) error, part [][]any) error {
+		var q strings.Builder
+		q.WriteString(head)
+		args := make([]any, 0, len(part)*len(part[0]))
+		for i, r := range part {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteString(" (?")
+			q.WriteString(strings.Repeat(", ?", len(r)-1))
+			q.WriteByte(')')
+			args = append(args, r...)
+		}
+		return exec(q.String(), args...)
+	}
+	if len(rows) <= rowsPerInsert {
+		return one(ctx, func(q string, args ...any) error { _, err := s.exec(ctx, q, args...); return err }, rows)
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		for len(rows) > 0 {
+			n := min(len(rows), rowsPerInsert)
+			err := one(ctx, func(q string, args ...any) error {
+				st, err := s.txStmt(ctx, tx, q)
+				if err != nil {
+					return err
+				}
+				_, err = st.ExecContext(quiet(ctx), args...)
+				return err
+			}, rows[:n])
+			if err != nil {
+				return err
+			}
+			rows = rows[n:]
+		}
+		return nil
+	})
 }
 
 // queryRow runs a read; WAL lets it proceed alongside a writer. Inside a

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -13,7 +12,7 @@ import (
 // The store assigns Seq (one increasing sequence across submissions, so
 // strictly increasing within each); e.Seq is ignored. Key is required.
 func (s *Store) AppendEvents(ctx context.Context, evs ...contracts.Event) error {
-	bodies := make([][]byte, len(evs))
+	rows := make([][]any, len(evs))
 	for i, e := range evs {
 		if e.SubmissionID == "" || e.Key == "" {
 			return fmt.Errorf("appending event %q of submission %q: empty submission id or key: %w",
@@ -24,28 +23,14 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...contracts.Event) error 
 		if err != nil {
 			return fmt.Errorf("appending event %s of submission %s: %w", e.Key, e.SubmissionID, err)
 		}
-		bodies[i] = b
+		rows[i] = []any{e.SubmissionID, e.Key, b}
 	}
-	const q = `INSERT OR IGNORE INTO events (submission_id, key, body) VALUES (?, ?, ?)`
-	if len(evs) == 1 {
-		if _, err := s.exec(ctx, q, evs[0].SubmissionID, evs[0].Key, bodies[0]); err != nil {
+	// One statement: the rows take seqs in order, and a row whose key
+	// exists is skipped alone.
+	if err := s.insertRows(ctx, `INSERT OR IGNORE INTO events (submission_id, key, body) VALUES`, rows); err != nil {
+		if len(evs) == 1 {
 			return fmt.Errorf("appending event %s of submission %s: %w", evs[0].Key, evs[0].SubmissionID, err)
 		}
-		return nil
-	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		st, err := s.txStmt(ctx, tx, q)
-		if err != nil {
-			return err
-		}
-		for i, e := range evs {
-			if _, err := st.ExecContext(quiet(ctx), e.SubmissionID, e.Key, bodies[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
 		return fmt.Errorf("appending %d events: %w", len(evs), err)
 	}
 	return nil

@@ -30,35 +30,47 @@ const dedupPruneEvery = 256
 // the same m.DedupID() was accepted on queue within the dedup window: then it
 // is dropped and Send returns nil.
 func (s *Store) Send(ctx context.Context, queue string, m contracts.Message) error {
-	_, _, err := s.send(ctx, queue, m, -1)
+	_, _, _, err := s.send(ctx, queue, m, -1, "", "")
 	return err
 }
 
-var _ contracts.Claimer = (*Store)(nil)
+var (
+	_ contracts.Claimer   = (*Store)(nil)
+	_ contracts.Forwarder = (*Store)(nil)
+)
 
 // SendClaimed is Send that hands the message to the sender as received
 // (contracts.Claimer) when its group has nothing else on queue: one write
 // instead of a send, a receive and its commit.
 func (s *Store) SendClaimed(ctx context.Context, queue string, m contracts.Message, visibility time.Duration) (contracts.Delivery, bool, error) {
-	return s.send(ctx, queue, m, max(visibility, 0))
+	d, ok, _, err := s.send(ctx, queue, m, max(visibility, 0), "", "")
+	return d, ok, err
 }
 
-// send is Send, and with claim ≥ 0 SendClaimed for that visibility.
-func (s *Store) send(ctx context.Context, queue string, m contracts.Message, claim time.Duration) (contracts.Delivery, bool, error) {
+// Forward is SendClaimed that rewrites the row of the message in flight
+// under receipt on from into m (contracts.Forwarder): one statement instead
+// of a claimed insert and the delete of the message handled.
+func (s *Store) Forward(ctx context.Context, from, receipt, queue string, m contracts.Message, visibility time.Duration) (contracts.Delivery, bool, bool, error) {
+	return s.send(ctx, queue, m, max(visibility, 0), from, receipt)
+}
+
+// send is Send; with claim ≥ 0 SendClaimed for that visibility; with a
+// receipt as well, Forward of the message holding it on from.
+func (s *Store) send(ctx context.Context, queue string, m contracts.Message, claim time.Duration, from, receipt string) (contracts.Delivery, bool, bool, error) {
 	var d contracts.Delivery
 	if queue == "" || m.SessionID == "" {
-		return d, false, fmt.Errorf("sending to queue %q: empty queue name or session id (group): %w", queue, contracts.ErrInvalid)
+		return d, false, false, fmt.Errorf("sending to queue %q: empty queue name or session id (group): %w", queue, contracts.ErrInvalid)
 	}
 	body, err := json.Marshal(m)
 	if err != nil {
-		return d, false, fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
+		return d, false, false, fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
 	}
 	now := nanos(s.opts.Clock.Now())
 	cutoff := now - int64(s.opts.DedupWindow)
 	prune := s.sends.Add(1)%dedupPruneEvery == 0
-	claimed := false
+	claimed, consumed := false, false
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		claimed = false
+		claimed, consumed = false, false
 		dedup, err := s.txStmt(ctx, tx, `INSERT INTO queue_dedup (queue, dedup_id, sent_at) VALUES (?, ?, ?)
 			ON CONFLICT (queue, dedup_id) DO UPDATE SET sent_at = excluded.sent_at WHERE sent_at <= ?`)
 		if err != nil {
@@ -70,6 +82,17 @@ func (s *Store) send(ctx context.Context, queue string, m contracts.Message, cla
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil // duplicate within the window: accepted and dropped
+		}
+		if prune {
+			if _, err := tx.ExecContext(quiet(ctx), `DELETE FROM queue_dedup WHERE sent_at <= ?`, cutoff); err != nil {
+				return err
+			}
+		}
+		if claim >= 0 && receipt != "" {
+			if d, consumed, err = s.forward(ctx, tx, from, receipt, queue, m, body, now, now+int64(claim)); err != nil || consumed {
+				claimed = consumed
+				return err
+			}
 		}
 		if claim >= 0 {
 			busy, err := s.txStmt(ctx, tx, `SELECT EXISTS (SELECT 1 FROM queue_messages WHERE queue = ? AND group_id = ?)`)
@@ -111,17 +134,40 @@ func (s *Store) send(ctx context.Context, queue string, m contracts.Message, cla
 				return err
 			}
 		}
-		if prune {
-			if _, err := tx.ExecContext(quiet(ctx), `DELETE FROM queue_dedup WHERE sent_at <= ?`, cutoff); err != nil {
-				return err
-			}
-		}
 		return nil
 	})
 	if err != nil {
-		return contracts.Delivery{}, false, fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
+		return contracts.Delivery{}, false, false, fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
 	}
-	return d, claimed, nil
+	return d, claimed, consumed, nil
+}
+
+// forward rewrites the message in flight under receipt on from into m,
+// in flight on queue until visible — when the receipt is current and no
+// other message of m's group is on queue (FIFO: it would go first; the
+// row keeps its id, older than any message the group has on queue since,
+// so the group's order holds). ok false: nothing was changed.
+func (s *Store) forward(ctx context.Context, tx *sql.Tx, from, receipt, queue string, m contracts.Message, body []byte, now, visible int64) (contracts.Delivery, bool, error) {
+	id, valid := receiptRow(receipt)
+	if !valid {
+		return contracts.Delivery{}, false, nil
+	}
+	d := contracts.Delivery{Message: m, ID: msgPrefix + strconv.FormatInt(id, 10), ReceiveCount: 1}
+	d.Receipt = d.ID + ".1." + rand.Text()
+	st, err := s.txStmt(ctx, tx, `UPDATE queue_messages
+		SET queue = ?, group_id = ?, body = ?, sent_at = ?, visible_at = ?, receive_count = 1, receipt = ?
+		WHERE id = ? AND queue = ? AND receipt = ?
+		AND NOT EXISTS (SELECT 1 FROM queue_messages WHERE queue = ? AND group_id = ? AND id <> ?)`)
+	if err != nil {
+		return d, false, err
+	}
+	res, err := st.ExecContext(quiet(ctx), queue, m.SessionID, body, now, visible, d.Receipt,
+		id, from, receipt, queue, m.SessionID, id)
+	if err != nil {
+		return d, false, err
+	}
+	n, _ := res.RowsAffected()
+	return d, n == 1, nil
 }
 
 // Receive returns up to limit (≤ 0: 1) visible messages and hides each for
@@ -152,9 +198,21 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 		return out, nil
 	}
 
+	dlq := !strings.HasSuffix(queue, contracts.DLQ(""))
 	err = s.write(ctx, func(tx *sql.Tx) error {
-		out = out[:0]
-		if !strings.HasSuffix(queue, contracts.DLQ("")) {
+		var ids []int64
+		for pass := 0; ; pass++ {
+			out, ids = out[:0], ids[:0]
+			spent, err := s.heads(ctx, tx, queue, now, limit, &out, &ids)
+			if err != nil {
+				return err
+			}
+			// Dead-lettering is a write of its own, so it runs only when
+			// a head is spent — then once, and the heads are read again
+			// (the next message of such a group may be visible).
+			if !spent || !dlq || pass > 0 {
+				break
+			}
 			dl, err := s.txStmt(ctx, tx, `UPDATE queue_messages
 				SET queue = ?, visible_at = ?, receive_count = 0, receipt = ''
 				WHERE queue = ? AND visible_at <= ? AND receive_count >= ?`)
@@ -164,40 +222,6 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 			if _, err := dl.ExecContext(quiet(ctx), contracts.DLQ(queue), now, queue, now, s.opts.MaxReceives); err != nil {
 				return fmt.Errorf("dead-lettering: %w", err)
 			}
-		}
-		sel, err := s.txStmt(ctx, tx, `SELECT id, body, receive_count FROM queue_messages
-			WHERE queue = ? AND visible_at <= ?
-			AND id IN (SELECT MIN(id) FROM queue_messages WHERE queue = ? GROUP BY group_id)
-			ORDER BY id LIMIT ?`)
-		if err != nil {
-			return err
-		}
-		rows, err := sel.QueryContext(quiet(ctx), queue, now, queue, limit)
-		if err != nil {
-			return err
-		}
-		var ids []int64
-		for rows.Next() {
-			var id int64
-			var body []byte
-			var d contracts.Delivery
-			if err := rows.Scan(&id, &body, &d.ReceiveCount); err != nil {
-				rows.Close()
-				return err
-			}
-			if err := json.Unmarshal(body, &d.Message); err != nil {
-				rows.Close()
-				return fmt.Errorf("decoding message %d: %w", id, err)
-			}
-			d.ID = msgPrefix + strconv.FormatInt(id, 10)
-			d.ReceiveCount++
-			d.Receipt = d.ID + "." + strconv.Itoa(d.ReceiveCount) + "." + rand.Text()
-			ids = append(ids, id)
-			out = append(out, d)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
 		}
 		upd, err := s.txStmt(ctx, tx, `UPDATE queue_messages
 			SET visible_at = ?, receive_count = ?, receipt = ? WHERE id = ?`)
@@ -216,6 +240,45 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 		return nil, fmt.Errorf("receiving from queue %s: %w", queue, err)
 	}
 	return out, nil
+}
+
+// heads reads up to limit visible oldest messages of their groups on queue
+// into out (with the receipt each gets) and ids; spent: one of them was
+// already received MaxReceives times (it is for the DLQ, not for a
+// receiver).
+func (s *Store) heads(ctx context.Context, tx *sql.Tx, queue string, now int64, limit int, out *[]contracts.Delivery, ids *[]int64) (spent bool, err error) {
+	sel, err := s.txStmt(ctx, tx, `SELECT id, body, receive_count FROM queue_messages
+		WHERE queue = ? AND visible_at <= ?
+		AND id IN (SELECT MIN(id) FROM queue_messages WHERE queue = ? GROUP BY group_id)
+		ORDER BY id LIMIT ?`)
+	if err != nil {
+		return false, err
+	}
+	rows, err := sel.QueryContext(quiet(ctx), queue, now, queue, limit)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var body []byte
+		var d contracts.Delivery
+		if err := rows.Scan(&id, &body, &d.ReceiveCount); err != nil {
+			return false, err
+		}
+		if d.ReceiveCount >= s.opts.MaxReceives {
+			spent = true
+		}
+		if err := json.Unmarshal(body, &d.Message); err != nil {
+			return false, fmt.Errorf("decoding message %d: %w", id, err)
+		}
+		d.ID = msgPrefix + strconv.FormatInt(id, 10)
+		d.ReceiveCount++
+		d.Receipt = d.ID + "." + strconv.Itoa(d.ReceiveCount) + "." + rand.Text()
+		*ids = append(*ids, id)
+		*out = append(*out, d)
+	}
+	return spent, rows.Err()
 }
 
 // Delete acknowledges the message holding receipt; ErrNotFound if the

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -15,34 +14,15 @@ func (s *Store) PutChunks(ctx context.Context, key string, first int, evs ...con
 	if key == "" {
 		return fmt.Errorf("putting stream chunk %d: empty key: %w", first, contracts.ErrInvalid)
 	}
-	bodies := make([][]byte, len(evs))
+	rows := make([][]any, len(evs))
 	for i, ev := range evs {
 		b, err := json.Marshal(ev)
 		if err != nil {
 			return fmt.Errorf("putting stream chunk %s/%d: %w", key, first+i, err)
 		}
-		bodies[i] = b
+		rows[i] = []any{key, first + i, b}
 	}
-	const q = `INSERT OR IGNORE INTO stream_chunks (key, seq, body) VALUES (?, ?, ?)`
-	if len(bodies) == 1 {
-		if _, err := s.exec(ctx, q, key, first, bodies[0]); err != nil {
-			return fmt.Errorf("putting stream chunk %s/%d: %w", key, first, err)
-		}
-		return nil
-	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		st, err := s.txStmt(ctx, tx, q)
-		if err != nil {
-			return err
-		}
-		for i, b := range bodies {
-			if _, err := st.ExecContext(quiet(ctx), key, first+i, b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.insertRows(ctx, `INSERT OR IGNORE INTO stream_chunks (key, seq, body) VALUES`, rows); err != nil {
 		return fmt.Errorf("putting stream chunks %s/%d..%d: %w", key, first, first+len(evs)-1, err)
 	}
 	return nil

@@ -209,6 +209,29 @@ func (q *queue) SendClaimed(ctx context.Context, name string, m contracts.Messag
 	return d, ok, err
 }
 
+// Forward is a Send (the same write point) that also consumes the message
+// held under receipt when the inner queue can (contracts.Forwarder):
+// the consumed delivery is forgotten and the new one recorded in flight.
+func (q *queue) Forward(ctx context.Context, from, receipt, name string, m contracts.Message, visibility time.Duration) (d contracts.Delivery, ok, consumed bool, err error) {
+	f, can := q.Queue.(contracts.Forwarder)
+	if !can {
+		d, ok, err = q.SendClaimed(ctx, name, m, visibility)
+		return d, ok, false, err
+	}
+	q.plan.write(ctx, "Send", name+":"+m.DedupID(), func() {
+		d, ok, consumed, err = f.Forward(ctx, from, receipt, name, m, visibility)
+		if consumed {
+			q.forget(from, receipt)
+		}
+		if ok { // before a crash after the write: it is in flight now
+			q.mu.Lock()
+			q.inflight[name+"\x00"+d.ID] = d.Receipt
+			q.mu.Unlock()
+		}
+	})
+	return d, ok, consumed, err
+}
+
 func (q *queue) Receive(ctx context.Context, name string, max int, visibility time.Duration) ([]contracts.Delivery, error) {
 	ds, err := q.Queue.Receive(ctx, name, max, visibility)
 	q.mu.Lock()
