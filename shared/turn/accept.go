@@ -85,7 +85,7 @@ func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyK
 		if err != nil {
 			return fmt.Errorf("creating submission in session %s: %w", sessionID, err)
 		}
-		if err := e.StartNext(ctx, sessionID); err != nil {
+		if err := e.startNext(ctx, sessionID, &sess); err != nil {
 			// The submission is durable; repair starts it if this failed.
 			e.log().WarnContext(ctx, "starting submission", "session_id", sessionID, "submission_id", sub.ID, "error", err)
 		}
@@ -101,9 +101,19 @@ func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyK
 // submission of the session is running. Idempotent; safe to call from
 // commit, fail, accept and repair concurrently.
 func (e *Engine) StartNext(ctx context.Context, sessionID string) error {
+	return e.startNext(ctx, sessionID, nil)
+}
+
+// startNext is StartNext that starts from known, the session as its caller
+// just read or wrote it, instead of reading it again; a known that is no
+// longer current loses its conditional write, and the next round reads.
+func (e *Engine) startNext(ctx context.Context, sessionID string, known *contracts.Session) error {
 	for range 8 {
-		sess, err := e.Journal.GetSession(ctx, sessionID)
-		if err != nil {
+		var sess contracts.Session
+		var err error
+		if known != nil {
+			sess, known = *known, nil
+		} else if sess, err = e.Journal.GetSession(ctx, sessionID); err != nil {
 			return fmt.Errorf("reading session %s: %w", sessionID, err)
 		}
 		if sess.Active != "" {

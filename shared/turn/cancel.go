@@ -113,7 +113,7 @@ func (e *Engine) FinishCancel(ctx context.Context, sub contracts.Submission) (co
 		// repair finishes, never a session held by an ended turn. Every
 		// other writer of the record is fenced by the request, so only
 		// another finisher can win the end.
-		if err := e.release(ctx, sub, false); err != nil {
+		if _, err := e.release(ctx, sub, false); err != nil {
 			return sub, err
 		}
 		done, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
@@ -136,7 +136,7 @@ func (e *Engine) FinishCancel(ctx context.Context, sub contracts.Submission) (co
 // afterEnd frees the session of a turn that ended without committing and
 // starts the session's next submission.
 func (e *Engine) afterEnd(ctx context.Context, done contracts.Submission) error {
-	if err := e.release(ctx, done, false); err != nil {
+	if _, err := e.release(ctx, done, false); err != nil {
 		return err
 	}
 	return e.StartNext(ctx, done.SessionID)

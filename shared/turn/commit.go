@@ -32,7 +32,8 @@ func (e *Engine) commit(ctx context.Context, m contracts.Message) error {
 	if sub.Phase != contracts.PhaseCommit {
 		return nil
 	}
-	if err := e.release(ctx, sub, true); err != nil {
+	sess, err := e.release(ctx, sub, true)
+	if err != nil {
 		return err
 	}
 	next := sub
@@ -53,19 +54,21 @@ func (e *Engine) commit(ctx context.Context, m contracts.Message) error {
 	}
 	ended(ctx, done)
 	e.log().InfoContext(ctx, "submission committed", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step)
-	return e.StartNext(ctx, sub.SessionID)
+	return e.startNext(ctx, sub.SessionID, sess)
 }
 
 // release frees the session if sub is its active submission; moveHead also
-// moves the session head to sub's leaf in the same conditional write.
-func (e *Engine) release(ctx context.Context, sub contracts.Submission, moveHead bool) error {
+// moves the session head to sub's leaf in the same conditional write. It
+// returns the session as it read or wrote it last (for startNext), nil
+// when it did not get that far.
+func (e *Engine) release(ctx context.Context, sub contracts.Submission, moveHead bool) (*contracts.Session, error) {
 	for range 8 {
 		sess, err := e.Journal.GetSession(ctx, sub.SessionID)
 		if err != nil {
-			return fmt.Errorf("reading session %s: %w", sub.SessionID, err)
+			return nil, fmt.Errorf("reading session %s: %w", sub.SessionID, err)
 		}
 		if sess.Active != sub.ID {
-			return nil
+			return &sess, nil
 		}
 		upd := sess
 		upd.Active = ""
@@ -73,16 +76,16 @@ func (e *Engine) release(ctx context.Context, sub contracts.Submission, moveHead
 			upd.Head = sub.Leaf
 		}
 		upd.UpdatedAt = e.now()
-		_, err = e.Journal.UpdateSession(ctx, upd, sess.Version)
+		wrote, err := e.Journal.UpdateSession(ctx, upd, sess.Version)
 		if e.lost(ctx, err) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("releasing session %s: %w", sub.SessionID, err)
+			return nil, fmt.Errorf("releasing session %s: %w", sub.SessionID, err)
 		}
-		return nil
+		return &wrote, nil
 	}
-	return fmt.Errorf("releasing session %s: too much contention: %w", sub.SessionID, contracts.ErrConflict)
+	return nil, fmt.Errorf("releasing session %s: too much contention: %w", sub.SessionID, contracts.ErrConflict)
 }
 
 // Fail ends sub FAILED with reason (e.g. "limit_tripped:steps"), frees the

@@ -104,9 +104,10 @@ type Deps struct {
 // Chainer is the worker's side of a next phase run by the same worker
 // (worker.Chainer).
 type Chainer interface {
-	Claimed(ctx context.Context) bool          // the send just made in ctx's batch runs here next
-	Handoff(ctx context.Context, lease string) // give it the lease taken for it
-	Carried(ctx context.Context) string        // the lease the previous phase took for this delivery, given once, or ""
+	Claims(ctx context.Context, queue string) bool // a send to queue from ctx's handler would run here next, unless its group has a message waiting
+	Claimed(ctx context.Context) bool              // the send just made in ctx's batch runs here next
+	Handoff(ctx context.Context, lease string)     // give it the lease taken for it
+	Carried(ctx context.Context) string            // the lease the previous phase took for this delivery, given once, or ""
 }
 
 // Engine runs the phase handlers.

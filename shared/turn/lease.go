@@ -182,6 +182,51 @@ func (e *Engine) carry(ctx context.Context, next contracts.Submission) error {
 	return nil
 }
 
+// chained returns the lease owner under which next's phase is advanced
+// to, when the closing write's send to queue will hand its message to
+// this process's worker (Deps.Chain): the advance then carries that
+// phase's lease (journal.AdvanceLeased) and handOver gives it on. "" when
+// it will not: a plain advance.
+func (e *Engine) chained(ctx context.Context, queue string) string {
+	if e.Chain == nil || !e.Chain.Claims(ctx, queue) {
+		return ""
+	}
+	return e.invocation()
+}
+
+// advance writes next over cur, under the lease of owner when chained
+// gave one.
+func (e *Engine) advance(ctx context.Context, cur, next contracts.Submission, owner string) (contracts.Submission, error) {
+	now := e.now()
+	if owner == "" {
+		return journal.Advance(ctx, e.Journal, cur, next, now)
+	}
+	return journal.AdvanceLeased(ctx, e.Journal, cur, next, now, owner, e.leaseTTL(), e.leaseMutation(next.Phase, now, false))
+}
+
+// handOver gives the lease the advance carried (owner) to the phase its
+// send handed to this worker. Not handed after all — the session's group
+// had another message waiting on that queue — the lease is given up again
+// (the record as a plain advance leaves it), so whoever receives the
+// message takes its own at once rather than after the TTL.
+func (e *Engine) handOver(ctx context.Context, sub, plain contracts.Submission, owner string) error {
+	if owner == "" {
+		return e.carry(ctx, sub)
+	}
+	if e.Chain.Claimed(ctx) {
+		e.Chain.Handoff(ctx, owner)
+		return nil
+	}
+	back := sub
+	back.LeaseOwner, back.LeaseUntil = "", time.Time{}
+	back.Attempt, back.StreamKey = sub.Attempt-1, plain.StreamKey
+	_, err := journal.Update(ctx, e.Journal, sub, back, e.now())
+	if e.lost(ctx, err) {
+		return nil
+	}
+	return err
+}
+
 // carried reports whether sub is already leased for this run by the
 // previous phase's closing write (carry).
 func (e *Engine) carried(ctx context.Context, sub contracts.Submission) bool {

@@ -218,7 +218,11 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 	} else {
 		next.Phase, next.Result = contracts.PhaseCommit, resp.Text
 	}
-	sub, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
+	owner := ""
+	if queue == contracts.QueueTools {
+		owner = e.chained(ctx, queue)
+	}
+	sub, err := e.advance(ctx, sub, next, owner)
 	if e.lost(ctx, err) {
 		return nil
 	}
@@ -229,7 +233,7 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 		return err
 	}
 	if queue == contracts.QueueTools {
-		return e.carry(ctx, sub)
+		return e.handOver(ctx, sub, next, owner)
 	}
 	return nil
 }

@@ -421,7 +421,8 @@ func (e *Engine) recordTools(ctx context.Context, sub contracts.Submission, resu
 	next.Step, next.Phase, next.Leaf = sub.Step+1, contracts.PhaseModel, node.ID
 	next.ToolRequests, next.Approvals, next.StreamKey = nil, nil, ""
 	next.Decided = keepDecided(sub.Decided, sub.Approvals)
-	sub, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
+	owner := e.chained(ctx, contracts.QueueModel)
+	sub, err := e.advance(ctx, sub, next, owner)
 	if e.lost(ctx, err) {
 		return nil
 	}
@@ -431,5 +432,5 @@ func (e *Engine) recordTools(ctx context.Context, sub contracts.Submission, resu
 	if err := e.Enqueue(ctx, contracts.QueueModel, sub, ""); err != nil {
 		return err
 	}
-	return e.carry(ctx, sub)
+	return e.handOver(ctx, sub, next, owner)
 }

@@ -170,6 +170,27 @@ func (a *ack) claimedNext() (*contracts.Delivery, string, string) {
 // in its own closing write (turn.Deps.Chain).
 type Chainer struct{}
 
+// Claims reports whether a send to queue by the handler of ctx would be
+// claimed for this pool (claim), unless the message's group has another
+// message waiting on queue: the pool chains queue, its queue can claim,
+// and nothing was claimed yet.
+func (Chainer) Claims(ctx context.Context, queue string) bool {
+	a, _ := ctx.Value(ackKey{}).(*ack)
+	if a == nil || !a.pool.chains(queue) {
+		return false
+	}
+	q := a.pool.Queue
+	if n, ok := q.(NotifyQueue); ok {
+		q = n.Queue
+	}
+	if _, ok := q.(contracts.Claimer); !ok {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return !a.claimed
+}
+
 // Claimed reports whether a send of the handler of ctx was claimed for
 // this pool: the next phase runs here, right after this handler.
 func (Chainer) Claimed(ctx context.Context) bool {
