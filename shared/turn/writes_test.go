@@ -13,11 +13,12 @@ import (
 // commit) costs the embedded store in committed write transactions: accept
 // 1; the first model phase 4 (the queue receive, the lease, the stream's
 // tail with its completion marker — on its own, so a finished stream is
-// never bought twice — and the closing batch: assistant node, advance, the
-// next phase's send, claimed for this worker (worker.Pool.Chain), the
-// tools phase's lease (carry) and the message's delete); the tools phase 1
-// (the read-only call's started marker, its result, the tool node, the
-// advance, the send, the next lease and the delete); the second model
+// never bought twice — and the closing batch: assistant node, the advance
+// carrying the tools phase's lease (journal.AdvanceLeased), the next
+// phase's send, claimed for this worker (worker.Pool.Chain) by rewriting
+// the handled message's row (sqlite Forward: nothing left to delete)); the
+// tools phase 1 (the read-only call's started marker, its result, the tool
+// node, the advance with the next lease, the send); the second model
 // phase 2 (stream tail, closing batch); commit 1 (the whole phase). A
 // change that adds a write fails here, in review, rather than in a
 // benchmark nobody reads.
