@@ -74,12 +74,7 @@ func AdvanceLeased(ctx context.Context, store contracts.JournalStore, cur, next 
 	if next.Step != cur.Step || next.Phase != cur.Phase {
 		next.Attempt, next.AttemptFloor = 0, 0
 	}
-	next.LeaseOwner, next.LeaseUntil = owner, now.Add(ttl)
-	next.Attempt++
-	next.UpdatedAt = now
-	if mutate != nil {
-		mutate(&next)
-	}
+	next = leased(next, owner, now, ttl, mutate)
 	out, err := update(ctx, store, next, cur.Version)
 	if err != nil {
 		return cur, fmt.Errorf("advancing submission %s to step %d %s: %w", cur.ID, next.Step, next.Phase, err)
@@ -118,18 +113,24 @@ func Lease(ctx context.Context, store contracts.JournalStore, sub contracts.Subm
 	if Leased(sub, owner, now) {
 		return sub, fmt.Errorf("leasing submission %s: held by %s until %s: %w", sub.ID, sub.LeaseOwner, sub.LeaseUntil.Format(time.RFC3339), contracts.ErrConflict)
 	}
-	next := sub
+	next := leased(sub, owner, now, ttl, mutate)
+	out, err := update(ctx, store, next, sub.Version)
+	if err != nil {
+		return sub, fmt.Errorf("leasing submission %s: %w", sub.ID, err)
+	}
+	return out, nil
+}
+
+// leased is next under owner's lease until now+ttl, its attempt counted,
+// adjusted by mutate (Lease, AdvanceLeased).
+func leased(next contracts.Submission, owner string, now time.Time, ttl time.Duration, mutate func(*contracts.Submission)) contracts.Submission {
 	next.LeaseOwner, next.LeaseUntil = owner, now.Add(ttl)
 	next.Attempt++
 	next.UpdatedAt = now
 	if mutate != nil {
 		mutate(&next)
 	}
-	out, err := update(ctx, store, next, sub.Version)
-	if err != nil {
-		return sub, fmt.Errorf("leasing submission %s: %w", sub.ID, err)
-	}
-	return out, nil
+	return next
 }
 
 // Renew extends owner's lease on sub to now+ttl: a conditional write like
