@@ -105,7 +105,7 @@ func cmdDevAWS(ctx context.Context, env envDefaults, args []string) error {
 		// not 6× the timeout.
 		h.Functions = append(h.Functions, harness.Function{Queue: f.queue, URL: cfg.QueueURLs[f.queue], BatchSize: f.batch,
 			Visibility: 6 * f.timeout, ReceiveHold: lambdafn.DefaultHold, Timeout: f.timeout,
-			Handler: lambdafn.SQSHandler(f.queue, rt.Handle, log, lambdafn.WithVisibility(rt.Ports.Queue, lambdafn.Visibility{}))})
+			Handler: lambdafn.SQSHandler(f.queue, rt.Handle, log, lambdafn.WithVisibility(rt.Ports.Queue, lambdafn.Visibility{}), awsbackend.CoalesceWakeUps)})
 	}
 	background := func(ctx context.Context) {
 		go rt.Repair.Loop(ctx, repair.DefaultPassEvery) // the repair function's passes

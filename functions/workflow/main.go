@@ -29,5 +29,5 @@ func main() {
 		log.Error("starting", "error", err)
 		os.Exit(1)
 	}
-	lambda.Start(lambdafn.SQSHandler(contracts.QueueWorkflow, rt.Handle, log, lambdafn.WithVisibility(rt.Ports.Queue, lambdafn.Visibility{})))
+	lambda.Start(lambdafn.SQSHandler(contracts.QueueWorkflow, rt.Handle, log, lambdafn.WithVisibility(rt.Ports.Queue, lambdafn.Visibility{}), backend.CoalesceWakeUps))
 }

@@ -61,7 +61,10 @@ type Config struct {
 	RepairEvery  time.Duration // repair ticker in Serve; default 5s
 	MaxAttempts  int
 	Concurrency  int // workers per queue in Serve; default 2
-	Log          *slog.Logger
+	// WorkflowStarts is how many nodes an evaluation starts at once
+	// (workflow.Driver.Starts); default 1.
+	WorkflowStarts int
+	Log            *slog.Logger
 	// Scheduler registers workflow schedules where they fire (EventBridge
 	// Scheduler on AWS); nil = the store is the schedule (the dev ticker).
 	Scheduler contracts.Scheduler
@@ -130,7 +133,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 		return nil, errors.New("assembling runtime: Workflows and Evaluator come together")
 	}
 	if p.Workflows != nil {
-		rt.Driver = &workflow.Driver{Store: p.Workflows, Engine: rt.Engine, Eval: p.Evaluator, DefaultModel: cfg.DefaultModel, Log: cfg.Log}
+		rt.Driver = &workflow.Driver{Store: p.Workflows, Engine: rt.Engine, Eval: p.Evaluator, DefaultModel: cfg.DefaultModel, Starts: cfg.WorkflowStarts, Log: cfg.Log}
 		rt.Engine.Workflows, rt.Engine.Ending = rt.Driver, rt.Driver.Ending
 		queues = append(queues, contracts.QueueWorkflow)
 	}

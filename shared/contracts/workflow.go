@@ -68,6 +68,16 @@ type WorkflowRun struct {
 	// ResultsSeen is how many node results the last evaluation saw: a
 	// wake-up that brings none new skips evaluating again.
 	ResultsSeen int `json:"results_seen,omitempty"`
+	// StartedBelow: every node whose Seq is below it has a result or an
+	// accepted turn (the evaluation that recorded it started them), so an
+	// evaluation starts only the pending nodes at or above it, without
+	// reading any node's turn. 0 (a run from before it) starts every
+	// pending node again: create-if-absent, only slower.
+	StartedBelow int `json:"started_below,omitempty"`
+	// Starting is set when an evaluation stopped starting nodes near its
+	// deadline and woke the run to go on: the next wake-up evaluates even
+	// though no new result arrived.
+	Starting bool `json:"starting,omitempty"`
 	// Trace is the W3C traceparent of the run's start span: a run is one
 	// trace, every evaluation a span in it (the wake-ups' own context, a
 	// node's end, travels in messages and becomes a link). Metadata, like

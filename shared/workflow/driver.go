@@ -34,7 +34,15 @@ type Driver struct {
 	DefaultModel   string
 	MaxSteps       uint64 // Starlark steps per evaluation; 0 = the evaluator's default
 	MaxEvaluations int
-	Log            *slog.Logger
+	// Starts is how many nodes an evaluation starts at once (each start is
+	// a few conditional writes and a send: on DynamoDB they are round
+	// trips worth overlapping); ≤ 0 is 1.
+	Starts int
+	// StartReserve is the time before a handler's deadline in which an
+	// evaluation starts no further node (starts.go); 0 is
+	// DefaultStartReserve.
+	StartReserve time.Duration
+	Log          *slog.Logger
 }
 
 func (d *Driver) log() *slog.Logger {
@@ -104,6 +112,20 @@ func (d *Driver) GetRun(ctx context.Context, id string) (contracts.WorkflowRun, 
 // start with RepairNonce).
 func (d *Driver) Wake(ctx context.Context, runID, nonce string) error {
 	return d.wake(ctx, runID, nonce)
+}
+
+// WakeKey is the coalescing key of a workflow queue message
+// (lambdafn.Coalesce): a run's wake-ups of one kind share it — repair's
+// apart, as they evaluate even when nothing is new — and a schedule's
+// firing has none (each firing is a run of its own).
+func WakeKey(m contracts.Message) string {
+	if m.ScheduleID != "" || m.Kind != contracts.QueueWorkflow {
+		return ""
+	}
+	if strings.HasPrefix(m.Nonce, RepairNonce) {
+		return "repair|" + m.SubmissionID
+	}
+	return "wake|" + m.SubmissionID
 }
 
 // Fail ends a RUNNING run FAILED with reason and wakes the tool call
@@ -207,12 +229,12 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair
 	if run.Evaluations >= maxEval {
 		return d.finish(ctx, run, contracts.RunFailed, nil, fmt.Sprintf("evaluations_exhausted: %d evaluations", run.Evaluations))
 	}
-	results, running, err := d.results(ctx, run.ID)
+	results, unresolved, err := d.results(ctx, run.ID, repair)
 	if err != nil {
 		return err
 	}
-	stale := run.Evaluations > 0 && len(results) == run.ResultsSeen
-	counted(ctx, attribute.Int("cairn.workflow.nodes.done", len(results)), attribute.Int("cairn.workflow.nodes.running", len(running)),
+	stale := run.Evaluations > 0 && len(results) == run.ResultsSeen && !run.Starting
+	counted(ctx, attribute.Int("cairn.workflow.nodes.done", len(results)), attribute.Int("cairn.workflow.nodes.running", unresolved),
 		attribute.Bool("cairn.workflow.stale", stale))
 	if stale && !repair {
 		return nil // nothing new since the last evaluation: its nodes still run
@@ -230,17 +252,14 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair
 	case contracts.EvalFailed:
 		return d.finish(ctx, run, contracts.RunFailed, nil, "script_failed: "+resp.Error)
 	case contracts.EvalPending:
-		started := 0
-		for _, p := range resp.Pending {
-			if running[p.ID] && !repair {
-				continue // started by an earlier evaluation: its turn runs (a repair starts every one again: create-if-absent)
-			}
-			if err := d.startNode(ctx, run, p); err != nil {
-				return err
-			}
-			started++
+		from := run.StartedBelow // the nodes below were started by an earlier evaluation
+		if repair {
+			from = 0 // a repair starts every pending node again: create-if-absent
 		}
-		counted(ctx, attribute.Int("cairn.workflow.nodes.started", started))
+		below, more, err := d.startNodes(ctx, run, resp.Pending, from)
+		if err != nil {
+			return err
+		}
 		next := run
 		if next.Trace == "" { // a run started with tracing off: its trace starts here
 			next.Trace = telemetry.Inject(ctx)
@@ -249,8 +268,17 @@ func (d *Driver) evaluate(ctx context.Context, run contracts.WorkflowRun, repair
 			next.Evaluations++
 		}
 		next.ResultsSeen = len(results)
+		next.StartedBelow = max(run.StartedBelow, below)
+		next.Starting = more
 		next.UpdatedAt = d.now()
-		_, err := d.Store.UpdateRun(ctx, next, run.Version)
+		_, err = d.Store.UpdateRun(ctx, next, run.Version)
+		if more {
+			// Near the deadline with nodes still to start: the next
+			// wake-up goes on (Starting makes it evaluate).
+			if err := d.wake(ctx, run.ID, fmt.Sprintf("starts:%d", run.Version)); err != nil {
+				return err
+			}
+		}
 		if errors.Is(err, contracts.ErrConflict) {
 			// A cancel asked meanwhile may have missed the nodes just
 			// started: sweep them now.

@@ -23,42 +23,45 @@ func resultOf(sub contracts.Submission) contracts.NodeResult {
 	return contracts.NodeResult{OK: false, Error: reason}
 }
 
-// results collects the run's known node results. A node whose child turn
-// ended without its result being recorded (the child's process died
-// between the two) is reconciled here: the child's record is the truth.
-// running names the nodes whose turn exists and has not ended: an
-// evaluation need not start them again (a 1,000-node fan-out re-evaluates
-// about a hundred times; re-starting every pending node each time made it
-// quadratic).
-func (d *Driver) results(ctx context.Context, runID string) (map[string]contracts.NodeResult, map[string]bool, error) {
+// results collects the run's known node results from its node records,
+// and counts the nodes without one. A node's result is written before its
+// child turn ends (the Ending hook: an error retries the turn's handler),
+// so the records are enough and an evaluation reads no child turn (a
+// 1,000-node fan-out evaluates about a hundred times: reading every
+// unresolved node's turn each time made it quadratic). A repair evaluation
+// (repair) also reconciles each unresolved node with its turn — the
+// child's record is the truth — in case a result was lost anyway.
+func (d *Driver) results(ctx context.Context, runID string, repair bool) (map[string]contracts.NodeResult, int, error) {
 	nodes, err := d.Store.ListNodes(ctx, runID)
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing nodes of run %s: %w", runID, err)
+		return nil, 0, fmt.Errorf("listing nodes of run %s: %w", runID, err)
 	}
 	out := make(map[string]contracts.NodeResult, len(nodes))
-	running := map[string]bool{} // nodes whose turn exists and runs
+	unresolved := 0
 	for _, n := range nodes {
 		if n.Result != nil {
 			out[n.ID] = *n.Result
 			continue
 		}
+		if !repair {
+			unresolved++
+			continue
+		}
 		sub, ok, err := d.child(ctx, n)
 		if err != nil {
-			return nil, nil, err
-		}
-		if ok && !sub.Phase.Terminal() {
-			running[n.ID] = true
+			return nil, 0, err
 		}
 		if !ok || !sub.Phase.Terminal() {
+			unresolved++
 			continue
 		}
 		res := resultOf(sub)
 		if err := d.Store.SetNodeResult(ctx, runID, n.ID, res); err != nil {
-			return nil, nil, fmt.Errorf("recording result of node %s: %w", n.ID, err)
+			return nil, 0, fmt.Errorf("recording result of node %s: %w", n.ID, err)
 		}
 		out[n.ID] = res
 	}
-	return out, running, nil
+	return out, unresolved, nil
 }
 
 // child returns the submission running node n, if it exists yet.

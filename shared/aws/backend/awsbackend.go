@@ -33,6 +33,7 @@ import (
 	"github.com/cairnrun/cairn/shared/secrets"
 	"github.com/cairnrun/cairn/shared/telemetry"
 	"github.com/cairnrun/cairn/shared/tools"
+	"github.com/cairnrun/cairn/shared/workflow"
 )
 
 // Environment variable names read by FromEnv.
@@ -198,7 +199,7 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		ports.MCP = c.Serves.MCP(res)
 	}
 	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def,
-		FlushEvery: StreamFlushEvery, MCPServer: c.Serves.MCPServer, Console: c.Serves.Console}
+		FlushEvery: StreamFlushEvery, WorkflowStarts: WorkflowStarts, MCPServer: c.Serves.MCPServer, Console: c.Serves.Console}
 	if c.Getenv != nil {
 		prices, err := pricing.FromEnv(c.Getenv) // CAIRN_PRICES over the repository's table
 		if err != nil {
@@ -266,3 +267,13 @@ func Boot(ctx context.Context, getenv func(string) string, log *slog.Logger, ser
 	}
 	return New(ctx, c)
 }
+
+// WorkflowStarts is how many nodes a workflow evaluation starts at once on
+// AWS: each start is a few conditional DynamoDB writes and an SQS send, ~8
+// round trips; one at a time, a 1,000-node fan-out's first evaluation would
+// outlast the workflow function's timeout.
+const WorkflowStarts = 16
+
+// CoalesceWakeUps is the workflow function's SQSHandler option: of a
+// batch's wake-ups of one run only the last is evaluated (workflow.WakeKey).
+var CoalesceWakeUps = lambdafn.Coalesce(workflow.WakeKey)

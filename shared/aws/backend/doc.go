@@ -26,7 +26,7 @@
 // It may import shared/api (the type of Serves.MCPServer), shared/assemble, shared/aws/awsconfig, shared/aws/awsmeter, shared/aws/dynamo, shared/aws/lambdafn, shared/aws/s3blob,
 // shared/aws/sqsqueue, shared/contracts, shared/dumpable, shared/ids,
 // shared/meter, shared/model/providers/keys, shared/sandbox/placement,
-// shared/pricing, shared/secrets, shared/telemetry, shared/tools, shared/workflow/schedule, the
+// shared/pricing, shared/secrets, shared/telemetry, shared/tools, shared/workflow (WakeKey), shared/workflow/schedule, the
 // standard library and the AWS SDK.
 //
 // # Usage

@@ -78,6 +78,7 @@ func SQSHandler(kind string, handle func(context.Context, contracts.Message) err
 			k = vis.keep(ctx, log, ev.Records)
 			defer k.stop()
 		}
+		last := coalesced(cfg.coalesce, ev.Records)
 		for i, rec := range ev.Records {
 			if k != nil {
 				k.advance(i)
@@ -103,6 +104,9 @@ func SQSHandler(kind string, handle func(context.Context, contracts.Message) err
 					"receive_count", rec.Attributes["ApproximateReceiveCount"], "event_source_arn", rec.EventSourceARN)
 				return fail(i, backoff)
 			}
+			if cfg.coalesce != nil && last[cfg.coalesce(m)] > i {
+				continue // a later record of the batch does this one's work
+			}
 			if err := call(ctx, handle, m); err != nil {
 				log.WarnContext(ctx, "handler failed; message and the rest of the batch will be redelivered",
 					"message_id", rec.MessageId, "session_id", m.SessionID, "submission_id", m.SubmissionID,
@@ -113,6 +117,24 @@ func SQSHandler(kind string, handle func(context.Context, contracts.Message) err
 		}
 		return resp, nil
 	}
+}
+
+// coalesced maps each non-empty coalescing key of records to the index of
+// its last record (nil without a key function).
+func coalesced(key func(contracts.Message) string, records []events.SQSMessage) map[string]int {
+	if key == nil {
+		return nil
+	}
+	last := map[string]int{}
+	for i, rec := range records {
+		if m, err := decode(rec.Body); err == nil {
+			if k := key(m); k != "" {
+				last[k] = i
+			}
+		}
+	}
+	delete(last, "")
+	return last
 }
 
 // MaxLoggedBody caps the body of a poison message in its log line.

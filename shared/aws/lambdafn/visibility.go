@@ -53,7 +53,21 @@ type Visibility struct {
 // An Option configures SQSHandler.
 type Option func(*handlerConfig)
 
-type handlerConfig struct{ vis *Visibility }
+type handlerConfig struct {
+	vis      *Visibility
+	coalesce func(contracts.Message) string
+}
+
+// Coalesce makes SQSHandler handle, of a batch's records whose messages
+// share a non-empty key(m), only the last: the earlier ones are
+// acknowledged unhandled, because handling the last does their work too.
+// A workflow run's wake-ups are such records (workflow.WakeKey): one
+// evaluation after the last sees every result the earlier ones announced,
+// where ten in a row re-read the run's nodes ten times. A record that
+// fails still fails with every later one.
+func Coalesce(key func(contracts.Message) string) Option {
+	return func(c *handlerConfig) { c.coalesce = key }
+}
 
 // WithVisibility makes SQSHandler keep its records briefly hidden (see
 // Visibility). A queue that is not a contracts.VisibilitySetter (or nil)
