@@ -34,7 +34,7 @@ bench:
 	$(GO) test -run '^$$' -bench FanOut1000 -benchtime 1x -count 1 ./shared/workflow/ | tee -a bench.log
 	scripts/moto.sh start
 	$(GO) test -run '^$$' -bench CostPerAgentStep -benchtime 20x -count 1 ./shared/aws/backend/ | tee -a bench.log
-	$(GO) test -run '^$$' -bench FanOut1000OnEndpoint -benchtime 1x -count 1 -timeout 60m ./shared/aws/backend/ | tee -a bench.log
+	$(GO) test -run '^$$' -bench FanOutOnEndpoint -benchtime 1x -count 1 -timeout 60m ./shared/aws/backend/ | tee -a bench.log
 	@scripts/bench-summary.sh bench.log
 
 ## trace-check: a turn seen by a real trace backend — Jaeger v2 (built once into .tools by scripts/jaeger.sh, minutes) on loopback, cairn dev --otlp (embedded, and --backend aws on moto), one trace with every phase in order

@@ -15,6 +15,8 @@ import (
 	"github.com/cairnrun/cairn/shared/aws/lambdafn"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
+	"github.com/cairnrun/cairn/shared/testkit/awscost"
+	"github.com/cairnrun/cairn/shared/testkit/awstest"
 )
 
 // buildIsolate builds the isolate command (shared/workflow/isolate's test main, the
@@ -115,7 +117,7 @@ func rebuild(t testing.TB, old *stack, cfg backend.Config) *stack {
 	s := &stack{t: t, rt: rt, cfg: cfg, api: lambdafn.APIHandler(rt.API), fns: map[string]harness.Function{}, harness: old.harness}
 	s.harness.Functions = nil
 	for _, q := range []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit, contracts.QueueWorkflow} {
-		fn := harness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10, Visibility: 30 * time.Second, Handler: lambdafn.SQSHandler(q, rt.Handle, nil), Timeout: 30 * time.Second}
+		fn := harness.Function{Queue: q, URL: cfg.QueueURLs[q], BatchSize: 10, Visibility: 30 * time.Second, Handler: lambdafn.SQSHandler(q, rt.Handle, nil, backend.CoalesceWakeUps), Timeout: 30 * time.Second}
 		s.fns[q] = fn
 		s.harness.Functions = append(s.harness.Functions, fn)
 	}
@@ -140,27 +142,40 @@ func (s *stack) untilRun(runID string, deadline time.Duration) contracts.Workflo
 	return contracts.WorkflowRun{}
 }
 
-// BenchmarkFanOut1000OnEndpoint is the 1,000-node fan-out of
-// shared/workflow's BenchmarkFanOut1000 on the AWS shape: DynamoDB, S3 and
-// SQS on the endpoint (moto here), every queue driven as its Lambda's event
-// source mapping would (the harness), evaluations in a real isolate
-// process (make bench: -benchtime 1x). It reports the wall time and the
-// run's evaluations.
-func BenchmarkFanOut1000OnEndpoint(b *testing.B) {
+// BenchmarkFanOutOnEndpoint is the fan-out of shared/workflow's
+// BenchmarkFanOut1000 on the AWS shape: DynamoDB, S3 and SQS on the
+// endpoint (moto here), every queue driven as its Lambda's event source
+// mapping would (the harness, every function bounded by a 30 s timeout),
+// evaluations in a real isolate process (make bench: -benchtime 1x). It
+// reports the wall time, the run's evaluations and the AWS calls made.
+// nodes=100 is the quick shape; nodes=1000 is issue 16's figure.
+func BenchmarkFanOutOnEndpoint(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprint("nodes=", n), func(b *testing.B) { fanOutOnEndpoint(b, n) })
+	}
+}
+
+func fanOutOnEndpoint(b *testing.B, nodes int) {
 	isolateCmd := buildIsolate(b)
 	s := newStack(b, 30*time.Second, 5, nil)
 	cfg := s.cfg
 	cfg.Workflows.Isolate = isolateCmd
+	calls := &awscost.CallCounter{} // a pointer: go1.26.8 fails to compile a CallCounter value used inside b.Loop
+	counted := awstest.Config(b)
+	calls.Instrument(&counted)
+	cfg.AWS = &counted
 	s = rebuild(b, s, cfg)
 	script := "def main(input):\n    rs = wait([start(\"part \" + p, model=\"scripted:plain\", key=p) for p in input[\"parts\"]])\n    return {\"n\": len(rs), \"ok\": all([r.ok for r in rs])}\n"
 	code, wf := s.call("POST", "/v1/workflows", map[string]string{"name": "fan", "script": script}, nil)
 	if code != http.StatusCreated {
 		b.Fatalf("create workflow: %d %v", code, wf)
 	}
-	parts := make([]string, 1000)
+	parts := make([]string, nodes)
 	for i := range parts {
 		parts[i] = fmt.Sprint("p", i)
 	}
+	want := fmt.Sprintf(`{"n":%d,"ok":true}`, nodes)
+	calls.Reset()
 	for i := 0; b.Loop(); i++ {
 		code, run := s.call("POST", "/v1/workflows/"+wf["id"].(string)+"/runs", map[string]any{"input": map[string]any{"parts": parts}},
 			map[string]string{"Idempotency-Key": fmt.Sprint("bench-", i)})
@@ -168,9 +183,23 @@ func BenchmarkFanOut1000OnEndpoint(b *testing.B) {
 			b.Fatalf("start run: %d %v", code, run)
 		}
 		got := s.untilRun(run["id"].(string), 30*time.Minute)
-		if got.Status != contracts.RunSucceeded || string(got.Result) != `{"n":1000,"ok":true}` {
+		if got.Status != contracts.RunSucceeded || string(got.Result) != want {
 			b.Fatalf("run %s %s: %s", got.Status, got.Error, got.Result)
 		}
 		b.ReportMetric(float64(got.Evaluations), "evaluations")
 	}
+	n := calls.Snapshot()
+	var ddb, sqsCalls int64
+	for op, c := range n {
+		switch {
+		case strings.HasPrefix(op, "DynamoDB."):
+			ddb += c
+		case strings.HasPrefix(op, "SQS."):
+			sqsCalls += c
+		}
+	}
+	b.ReportMetric(float64(ddb)/float64(b.N), "ddb-calls")
+	b.ReportMetric(float64(n["DynamoDB.Query"])/float64(b.N), "ddb-queries")
+	b.ReportMetric(float64(sqsCalls)/float64(b.N), "sqs-calls")
+	b.Logf("AWS calls: %v", n)
 }
