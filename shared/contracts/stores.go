@@ -67,11 +67,14 @@ type Stream struct {
 //
 // PutChunks stores evs as chunks first, first+1, … in one write, each
 // create-if-absent on (key, seq): writers batch chunks that arrive close
-// together. Complete is create-if-absent on key (the first completion wins).
-// GetStream on an unknown key returns an empty Stream and nil error.
+// together. Complete is create-if-absent on key (the first completion wins)
+// and returns the completion stored: resp when this call wrote it, else the
+// one written first — from the same write where the store can (no read of
+// the stream after it). GetStream on an unknown key returns an empty Stream
+// and nil error.
 type StreamStore interface {
 	PutChunks(ctx context.Context, key string, first int, evs ...ModelEvent) error
-	Complete(ctx context.Context, key string, resp ModelResponse) error
+	Complete(ctx context.Context, key string, resp ModelResponse) (ModelResponse, error)
 	GetStream(ctx context.Context, key string) (Stream, error)
 }
 

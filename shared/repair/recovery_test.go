@@ -38,7 +38,7 @@ func TestRepairStreamCompleteNotRecorded(t *testing.T) {
 	if err := h.Store.PutChunks(ctx, key, 0, contracts.ModelEvent{Type: contracts.ModelText, Text: answer}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Store.Complete(ctx, key, contracts.ModelResponse{Text: answer, StopReason: "end_turn"}); err != nil {
+	if _, err := h.Store.Complete(ctx, key, contracts.ModelResponse{Text: answer, StopReason: "end_turn"}); err != nil {
 		t.Fatal(err)
 	}
 	crashed(h, sub.ID, func(s *contracts.Submission) { s.StreamKey = key })

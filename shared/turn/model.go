@@ -167,14 +167,11 @@ func (e *Engine) complete(ctx context.Context, w *chunkWriter, resp contracts.Mo
 	if err := w.flush(ctx); err != nil {
 		return resp, err
 	}
-	if err := e.Streams.Complete(ctx, w.key, resp); err != nil {
+	won, err := e.Streams.Complete(ctx, w.key, resp)
+	if err != nil {
 		return resp, fmt.Errorf("completing stream %s: %w", w.key, err)
 	}
-	st, err := e.Streams.GetStream(ctx, w.key)
-	if err != nil || st.Done == nil {
-		return resp, fmt.Errorf("reading completed stream %s: %v", w.key, err)
-	}
-	return *st.Done, nil
+	return won, nil
 }
 
 func (e *Engine) toolSpecs(sess contracts.Session) ([]contracts.ToolSpec, error) {

@@ -318,7 +318,7 @@ func TestCompletedStreamIsNotBoughtTwice(t *testing.T) {
 	}
 	// simulate: a previous attempt set its stream key and completed the stream, then died
 	key := "st_prior"
-	if err := h.Store.Complete(ctx, key, resp); err != nil {
+	if _, err := h.Store.Complete(ctx, key, resp); err != nil {
 		t.Fatal(err)
 	}
 	next := cur

@@ -326,7 +326,7 @@ var lostCases = []lostCase{
 			if err := s.PutChunks(ctx, p, 0, evs...); err != nil {
 				t.Fatalf("PutChunks: %v", err)
 			}
-			if err := s.Complete(ctx, p, contracts.ModelResponse{Text: "abc"}); err != nil {
+			if _, err := s.Complete(ctx, p, contracts.ModelResponse{Text: "abc"}); err != nil {
 				t.Fatal(err)
 			}
 			st, err := d.GetStream(ctx, p)
@@ -336,10 +336,10 @@ var lostCases = []lostCase{
 		}},
 	{"Complete", func(p string) func(faultproxy.Request) bool { return lose("PutItem", sv(streamPK(p)), sv(skDone)) }, condFailed,
 		func(t *testing.T, ctx context.Context, s, d *Store, _ *faultproxy.Proxy, p string) {
-			if err := s.Complete(ctx, p, contracts.ModelResponse{Text: "first"}); err != nil {
+			if _, err := s.Complete(ctx, p, contracts.ModelResponse{Text: "first"}); err != nil {
 				t.Fatalf("Complete: %v", err)
 			}
-			if err := s.Complete(ctx, p, contracts.ModelResponse{Text: "second"}); err != nil {
+			if _, err := s.Complete(ctx, p, contracts.ModelResponse{Text: "second"}); err != nil {
 				t.Fatal(err)
 			}
 			if st, err := d.GetStream(ctx, p); err != nil || st.Done == nil || st.Done.Text != "first" {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -57,18 +58,38 @@ const attrChunks = "n"
 
 // Complete stores the stream's completion marker unless one exists (the
 // first completion wins).
-func (s *Store) Complete(ctx context.Context, streamKey string, resp contracts.ModelResponse) error {
+func (s *Store) Complete(ctx context.Context, streamKey string, resp contracts.ModelResponse) (contracts.ModelResponse, error) {
 	if streamKey == "" {
-		return fmt.Errorf("completing stream: empty key: %w", contracts.ErrInvalid)
+		return resp, fmt.Errorf("completing stream: empty key: %w", contracts.ErrInvalid)
 	}
 	body, err := s.encode(ctx, resp)
 	if err != nil {
-		return fmt.Errorf("completing stream %s: %w", streamKey, err)
+		return resp, fmt.Errorf("completing stream %s: %w", streamKey, err)
 	}
-	if err := s.putAllIfAbsent(ctx, []item{with(key(streamPK(streamKey), skDone), body, item{attrTTL: s.ttl()})}); err != nil {
-		return fmt.Errorf("completing stream %s: %w", streamKey, err)
+	k := key(streamPK(streamKey), skDone)
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: s.table, Item: with(k, body, item{attrTTL: s.ttl()}), ConditionExpression: new("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld, // the winner, without a read
+	})
+	old, lost := conditionFailed(err)
+	if !lost {
+		if err != nil {
+			return resp, fmt.Errorf("completing stream %s: %w", streamKey, err)
+		}
+		return resp, nil
 	}
-	return nil
+	if len(old) == 0 { // an endpoint that returns no item on a failed condition: read it
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: k, ConsistentRead: new(true)})
+		if err != nil || len(out.Item) == 0 {
+			return resp, fmt.Errorf("reading the completion of stream %s: %v", streamKey, err)
+		}
+		old = out.Item
+	}
+	var won contracts.ModelResponse
+	if err := s.decode(ctx, old, &won); err != nil {
+		return resp, fmt.Errorf("decoding the completion of stream %s: %w", streamKey, err)
+	}
+	return won, nil
 }
 
 // GetStream returns the stream's chunks in seq order and its completion

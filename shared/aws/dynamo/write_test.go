@@ -110,7 +110,7 @@ func TestTTL(t *testing.T) {
 	if err := s.PutChunks(ctx, p, 0, contracts.ModelEvent{Type: contracts.ModelText, Text: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Complete(ctx, p, contracts.ModelResponse{Text: "x"}); err != nil {
+	if _, err := s.Complete(ctx, p, contracts.ModelResponse{Text: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AppendEvents(ctx, contracts.Event{SubmissionID: p, Key: "k", Type: contracts.EventStep}); err != nil {

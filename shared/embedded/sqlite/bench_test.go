@@ -97,7 +97,8 @@ func BenchmarkStep(b *testing.B) {
 			must(b, s.PutChunks(ctx, key, i, contracts.ModelEvent{Type: contracts.ModelText, Text: "token "}))
 			must(b, s.AppendEvents(ctx, contracts.Event{SubmissionID: "sub", Key: fmt.Sprint(key, "/", i), Type: contracts.EventTextDelta, Text: "token "}))
 		}
-		must(b, s.Complete(ctx, key, contracts.ModelResponse{Text: "ok"}))
+		_, err = s.Complete(ctx, key, contracts.ModelResponse{Text: "ok"})
+		must(b, err)
 		id := fmt.Sprint("node-", step)
 		must(b, s.PutNode(ctx, contracts.Node{ID: id, Parent: parent, Role: contracts.RoleAssistant}))
 		parent = id

@@ -29,19 +29,35 @@ func (s *Store) PutChunks(ctx context.Context, key string, first int, evs ...con
 }
 
 // Complete stores the stream's completion marker unless one exists (the
-// first completion wins).
-func (s *Store) Complete(ctx context.Context, key string, resp contracts.ModelResponse) error {
+// first completion wins) and returns the one stored: one statement, and a
+// read only when an earlier completion won.
+func (s *Store) Complete(ctx context.Context, key string, resp contracts.ModelResponse) (contracts.ModelResponse, error) {
 	if key == "" {
-		return fmt.Errorf("completing stream: empty key: %w", contracts.ErrInvalid)
+		return resp, fmt.Errorf("completing stream: empty key: %w", contracts.ErrInvalid)
 	}
 	body, err := json.Marshal(resp)
 	if err != nil {
-		return fmt.Errorf("completing stream %s: %w", key, err)
+		return resp, fmt.Errorf("completing stream %s: %w", key, err)
 	}
-	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO stream_done (key, body) VALUES (?, ?)`, key, body); err != nil {
-		return fmt.Errorf("completing stream %s: %w", key, err)
+	res, err := s.exec(ctx, `INSERT OR IGNORE INTO stream_done (key, body) VALUES (?, ?)`, key, body)
+	if err != nil {
+		return resp, fmt.Errorf("completing stream %s: %w", key, err)
 	}
-	return nil
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return resp, err
+	}
+	var won contracts.ModelResponse
+	row, err := s.queryRow(ctx, `SELECT body FROM stream_done WHERE key = ?`, key)
+	if err == nil {
+		err = row.Scan(&body)
+	}
+	if err != nil {
+		return resp, fmt.Errorf("reading the completion of stream %s: %w", key, err)
+	}
+	if err := json.Unmarshal(body, &won); err != nil {
+		return resp, fmt.Errorf("decoding completion of stream %s: %w", key, err)
+	}
+	return won, nil
 }
 
 // GetStream returns the stream's chunks in seq order and its completion

@@ -154,9 +154,9 @@ func (s streams) PutChunks(ctx context.Context, key string, first int, evs ...co
 	return err
 }
 
-func (s streams) Complete(ctx context.Context, key string, resp contracts.ModelResponse) (err error) {
-	s.plan.write(ctx, "Complete", key, func() { err = s.StreamStore.Complete(ctx, key, resp) })
-	return err
+func (s streams) Complete(ctx context.Context, key string, resp contracts.ModelResponse) (won contracts.ModelResponse, err error) {
+	s.plan.write(ctx, "Complete", key, func() { won, err = s.StreamStore.Complete(ctx, key, resp) })
+	return won, err
 }
 
 type events struct {

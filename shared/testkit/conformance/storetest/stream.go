@@ -74,11 +74,12 @@ func testStreamComplete(t *testing.T, s contracts.StreamStore) {
 		StopReason: "tool_use",
 		Usage:      contracts.Usage{InputTokens: 1, OutputTokens: 2},
 	}
-	if err := s.Complete(ctx, key, first); err != nil {
-		t.Fatalf("Complete: %v", err)
+	if won, err := s.Complete(ctx, key, first); err != nil || !reflect.DeepEqual(won, first) {
+		t.Fatalf("Complete = %+v, %v; want %+v (this call's)", won, err, first)
 	}
-	if err := s.Complete(ctx, key, contracts.ModelResponse{Text: "second"}); err != nil {
-		t.Fatalf("Complete(again): err = %v, want nil (no-op)", err)
+	// A second completion stores nothing and returns the first one.
+	if won, err := s.Complete(ctx, key, contracts.ModelResponse{Text: "second"}); err != nil || !reflect.DeepEqual(won, first) {
+		t.Fatalf("Complete(again) = %+v, %v; want the first completion %+v", won, err, first)
 	}
 	got, err := s.GetStream(ctx, key)
 	if err != nil {
@@ -92,7 +93,7 @@ func testStreamComplete(t *testing.T, s contracts.StreamStore) {
 	}
 	// A completion without chunks is a complete, empty stream.
 	empty := uniq(t) + "-empty"
-	if err := s.Complete(ctx, empty, contracts.ModelResponse{StopReason: "end_turn"}); err != nil {
+	if _, err := s.Complete(ctx, empty, contracts.ModelResponse{StopReason: "end_turn"}); err != nil {
 		t.Fatalf("Complete(no chunks): %v", err)
 	}
 	if got, err := s.GetStream(ctx, empty); err != nil || got.Done == nil || len(got.Chunks) != 0 {
@@ -109,7 +110,7 @@ func testStreamKeys(t *testing.T, s contracts.StreamStore) {
 	if err := s.PutChunks(ctx, p+"-b", 0, text("b")); err != nil {
 		t.Fatalf("PutChunks(b): %v", err)
 	}
-	if err := s.Complete(ctx, p+"-a", contracts.ModelResponse{Text: "a"}); err != nil {
+	if _, err := s.Complete(ctx, p+"-a", contracts.ModelResponse{Text: "a"}); err != nil {
 		t.Fatalf("Complete(a): %v", err)
 	}
 	got, err := s.GetStream(ctx, p+"-b")
