@@ -175,6 +175,13 @@ type Session struct {
 	Spec   SessionSpec `json:"spec"`
 	Head   string      `json:"head,omitempty"`
 	Active string      `json:"active,omitempty"`
+	// Queued says a submission may be waiting ACCEPTED behind Active: set
+	// when one is accepted (or retried) while a turn runs, cleared when a
+	// look finds none. While it is false, the end of a turn starts no
+	// search for the next one, and an accept into an idle session starts
+	// its own submission at once (a waiting one that a crashed accept left
+	// behind is repair's: its StartNext always looks).
+	Queued bool `json:"queued,omitempty"`
 	// Workflow is set on a session created to run a workflow node: when
 	// its submission ends, the node's result is recorded and the run woken.
 	Workflow *WorkflowRef `json:"workflow,omitempty"`

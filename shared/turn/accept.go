@@ -85,7 +85,11 @@ func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyK
 		if err != nil {
 			return fmt.Errorf("creating submission in session %s: %w", sessionID, err)
 		}
-		if err := e.startNext(ctx, sessionID, &sess); err != nil {
+		start := func() error { return e.startNext(ctx, sessionID, &sess, &sub) }
+		if !created { // a repeat: its submission may have begun, or still wait for a start cut short — look
+			start = func() error { return e.StartNext(ctx, sessionID) }
+		}
+		if err := start(); err != nil {
 			// The submission is durable; repair starts it if this failed.
 			e.log().WarnContext(ctx, "starting submission", "session_id", sessionID, "submission_id", sub.ID, "error", err)
 		}
@@ -99,15 +103,23 @@ func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyK
 
 // StartNext starts the session's oldest ACCEPTED submission if no other
 // submission of the session is running. Idempotent; safe to call from
-// commit, fail, accept and repair concurrently.
+// commit, fail, accept and repair concurrently. It always looks for a
+// waiting submission, and marks a busy session Queued: repair, retry and
+// cancel call it, and a submission they leave waiting must be found when
+// the running turn ends.
 func (e *Engine) StartNext(ctx context.Context, sessionID string) error {
-	return e.startNext(ctx, sessionID, nil)
+	return e.startNext(ctx, sessionID, nil, nil)
 }
 
 // startNext is StartNext that starts from known, the session as its caller
-// just read or wrote it, instead of reading it again; a known that is no
-// longer current loses its conditional write, and the next round reads.
-func (e *Engine) startNext(ctx context.Context, sessionID string, known *contracts.Session) error {
+// just read or wrote it, instead of reading it again (a known that is no
+// longer current loses its conditional write, and the next round reads),
+// and that trusts the session's Queued flag: an accept passes own, the
+// submission it just created, which an idle session that has no queued one
+// starts without a look; a commit passes no own and looks only when Queued.
+// known == nil && own == nil is StartNext, which always looks.
+func (e *Engine) startNext(ctx context.Context, sessionID string, known *contracts.Session, own *contracts.Submission) error {
+	always := known == nil && own == nil
 	for range 8 {
 		var sess contracts.Session
 		var err error
@@ -124,21 +136,39 @@ func (e *Engine) startNext(ctx context.Context, sessionID string, known *contrac
 			if err == nil && a.Phase == contracts.PhaseAccepted {
 				return e.begin(ctx, sess, a)
 			}
-			if err == nil && !a.Phase.Terminal() {
-				return nil // a turn is running
+			if err == nil && !a.Phase.Terminal() { // a turn is running
+				if sess.Queued || !always && own == nil {
+					return nil
+				}
+				upd := sess // what is left waiting must be looked for when it ends
+				upd.Queued, upd.UpdatedAt = true, e.now()
+				_, err := e.Journal.UpdateSession(ctx, upd, sess.Version)
+				if e.lost(ctx, err) {
+					continue
+				}
+				if err != nil {
+					return fmt.Errorf("marking session %s queued: %w", sessionID, err)
+				}
+				return nil
 			}
 		}
-		waiting, err := e.Journal.ListSubmissions(ctx, sessionID, contracts.PhaseAccepted, 1)
-		if err != nil {
-			return fmt.Errorf("listing waiting submissions of session %s: %w", sessionID, err)
-		}
 		var next *contracts.Submission
-		if len(waiting) > 0 {
-			next = &waiting[0]
+		looked := always || sess.Queued
+		if looked {
+			waiting, err := e.Journal.ListSubmissions(ctx, sessionID, contracts.PhaseAccepted, 1)
+			if err != nil {
+				return fmt.Errorf("listing waiting submissions of session %s: %w", sessionID, err)
+			}
+			if len(waiting) > 0 {
+				next = &waiting[0]
+			}
+		} else if own != nil {
+			next = own
 		}
 		upd := sess
+		upd.Queued = looked && next != nil // more may wait behind the one found
 		if next == nil {
-			if sess.Active == "" {
+			if sess.Active == "" && !sess.Queued {
 				return nil
 			}
 			upd.Active = ""

@@ -54,7 +54,7 @@ func (e *Engine) commit(ctx context.Context, m contracts.Message) error {
 	}
 	ended(ctx, done)
 	e.log().InfoContext(ctx, "submission committed", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step)
-	return e.startNext(ctx, sub.SessionID, sess)
+	return e.startNext(ctx, sub.SessionID, sess, nil)
 }
 
 // release frees the session if sub is its active submission; moveHead also
