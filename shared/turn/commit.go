@@ -21,7 +21,7 @@ func (e *Engine) Commit(ctx context.Context, m contracts.Message) error {
 }
 
 func (e *Engine) commit(ctx context.Context, m contracts.Message) error {
-	sub, err := e.Journal.GetSubmission(ctx, m.SubmissionID)
+	sub, err := e.submission(ctx, m.SubmissionID)
 	if err != nil {
 		return e.staleOr(ctx, err, m)
 	}

@@ -106,8 +106,12 @@ type Deps struct {
 type Chainer interface {
 	Claims(ctx context.Context, queue string) bool // a send to queue from ctx's handler would run here next, unless its group has a message waiting
 	Claimed(ctx context.Context) bool              // the send just made in ctx's batch runs here next
-	Handoff(ctx context.Context, lease string)     // give it the lease taken for it
-	Carried(ctx context.Context) string            // the lease the previous phase took for this delivery, given once, or ""
+	// Handoff gives it the lease taken for it ("" none) and the record the
+	// batch wrote (nil none), once the batch commits.
+	Handoff(ctx context.Context, lease string, rec *contracts.Submission)
+	// Carried is what the previous phase handed this delivery: the lease
+	// it took ("" none) and the record it wrote (nil none), given once.
+	Carried(ctx context.Context) (string, *contracts.Submission)
 }
 
 // Engine runs the phase handlers.
@@ -131,6 +135,7 @@ func (e *Engine) Handle(ctx context.Context, m contracts.Message) (err error) {
 		trace.WithAttributes(attribute.String("cairn.session_id", m.SessionID), attribute.String("cairn.submission_id", m.SubmissionID),
 			attribute.Int("cairn.step", m.Step), attribute.String("cairn.phase", string(m.Phase)), attribute.String("cairn.queue", m.Kind)))
 	ctx = context.WithValue(ctx, phaseKey{}, m.Kind)
+	ctx = e.takeCarried(ctx)
 	if e.Meter != nil {
 		ctx = e.Meter(ctx, &m)
 	}
@@ -264,7 +269,7 @@ func (e *Engine) emit(ctx context.Context, ev contracts.Event) error {
 // load reads the submission a message points at; ok=false means the
 // message is stale (unknown submission, or the journal moved past it).
 func (e *Engine) load(ctx context.Context, m contracts.Message, phase contracts.Phase) (contracts.Submission, bool, error) {
-	sub, err := e.Journal.GetSubmission(ctx, m.SubmissionID)
+	sub, err := e.submission(ctx, m.SubmissionID)
 	if errors.Is(err, contracts.ErrNotFound) {
 		e.log().WarnContext(ctx, "message for unknown submission", "submission_id", m.SubmissionID)
 		return sub, false, nil

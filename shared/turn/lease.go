@@ -171,14 +171,14 @@ func (e *Engine) carry(ctx context.Context, next contracts.Submission) error {
 		return nil
 	}
 	inv, now := e.invocation(), e.now()
-	_, err := journal.Lease(ctx, e.Journal, next, inv, now, e.leaseTTL(), e.leaseMutation(next.Phase, now, false))
+	leased, err := journal.Lease(ctx, e.Journal, next, inv, now, e.leaseTTL(), e.leaseMutation(next.Phase, now, false))
 	if e.lost(ctx, err) {
 		return nil // the phase takes its own
 	}
 	if err != nil {
 		return err
 	}
-	e.Chain.Handoff(ctx, inv)
+	e.Chain.Handoff(ctx, inv, &leased)
 	return nil
 }
 
@@ -214,7 +214,7 @@ func (e *Engine) handOver(ctx context.Context, sub, plain contracts.Submission, 
 		return e.carry(ctx, sub)
 	}
 	if e.Chain.Claimed(ctx) {
-		e.Chain.Handoff(ctx, owner)
+		e.Chain.Handoff(ctx, owner, &sub)
 		return nil
 	}
 	back := sub
@@ -227,14 +227,54 @@ func (e *Engine) handOver(ctx context.Context, sub, plain contracts.Submission, 
 	return err
 }
 
+// handRecord gives sub, the record the closing batch wrote, to the next
+// phase's run when the batch's send was claimed for this worker.
+func (e *Engine) handRecord(ctx context.Context, sub contracts.Submission) {
+	if e.Chain != nil && e.Chain.Claimed(ctx) {
+		e.Chain.Handoff(ctx, "", &sub)
+	}
+}
+
 // carried reports whether sub is already leased for this run by the
 // previous phase's closing write (carry).
 func (e *Engine) carried(ctx context.Context, sub contracts.Submission) bool {
+	c, _ := ctx.Value(carriedKey{}).(*handed)
+	return c != nil && c.lease != "" && sub.LeaseOwner == c.lease && e.now().Before(sub.LeaseUntil)
+}
+
+// handed is what the previous phase's handler gave this run (Chainer.Carried).
+type handed struct {
+	lease string
+	rec   *contracts.Submission
+}
+
+type carriedKey struct{}
+
+// takeCarried takes, once per handler run, what the previous phase handed
+// this delivery (Deps.Chain) into ctx.
+func (e *Engine) takeCarried(ctx context.Context) context.Context {
 	if e.Chain == nil {
-		return false
+		return ctx
 	}
-	inv := e.Chain.Carried(ctx)
-	return inv != "" && sub.LeaseOwner == inv && e.now().Before(sub.LeaseUntil)
+	lease, rec := e.Chain.Carried(ctx)
+	if lease == "" && rec == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, carriedKey{}, &handed{lease: lease, rec: rec})
+}
+
+// submission reads submission id — or takes the record the previous phase's
+// closing batch wrote and handed to this run with its message: that batch
+// committed it, so it is what a read would return unless another writer
+// (a cancel) came since, which a read just before would equally miss; the
+// conditional writes that follow catch it either way. Taken once.
+func (e *Engine) submission(ctx context.Context, id string) (contracts.Submission, error) {
+	if c, _ := ctx.Value(carriedKey{}).(*handed); c != nil && c.rec != nil && c.rec.ID == id {
+		sub := *c.rec
+		c.rec = nil
+		return sub, nil
+	}
+	return e.Journal.GetSubmission(ctx, id)
 }
 
 // leaseMutation is what a phase's lease write also changes: a model step

@@ -232,5 +232,6 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 	if queue == contracts.QueueTools {
 		return e.handOver(ctx, sub, next, owner)
 	}
+	e.handRecord(ctx, sub) // commit takes no lease: only the record goes with its message
 	return nil
 }

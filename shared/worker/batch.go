@@ -70,8 +70,16 @@ type ack struct {
 	claimed bool                // a send of this handler was claimed (maybe not committed yet)
 	next    *contracts.Delivery // that claimed message, once its batch committed
 	nextQ   string              // and its queue
-	handoff string              // the lease its handler took for the claimed message's phase (Handoff)
-	carried string              // the lease the previous handler took for this message (Carried)
+	handoff Handed              // what its handler gives the claimed message's (Handoff)
+	carried Handed              // what the previous handler gave this message's (Carried)
+}
+
+// Handed is what a phase's handler gives the next phase's, handed to the
+// same worker: the lease it took for that phase ("" none) and the record
+// its closing batch wrote (nil none), so the next handler need not read it.
+type Handed struct {
+	Lease  string
+	Record *contracts.Submission
 }
 
 // Ack deletes the delivery the handler of ctx runs for, inside the batch
@@ -158,8 +166,8 @@ func claim(ctx context.Context, q contracts.Queue, queue string, m contracts.Mes
 }
 
 // claimedNext is the message a handler's send claimed for this pool, if
-// its batch committed, its queue and the lease handed off with it.
-func (a *ack) claimedNext() (*contracts.Delivery, string, string) {
+// its batch committed, its queue and what was handed off with it.
+func (a *ack) claimedNext() (*contracts.Delivery, string, Handed) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.next, a.nextQ, a.handoff
@@ -204,31 +212,33 @@ func (Chainer) Claimed(ctx context.Context) bool {
 }
 
 // Handoff gives the claimed message's handler the lease owner the handler
-// of ctx took for it (in the same batch as the claim: with it, or not at
-// all).
-func (Chainer) Handoff(ctx context.Context, lease string) {
+// of ctx took for it ("" none) and the record its batch wrote (nil none),
+// once that batch committed (in the same batch as the claim: with it, or
+// not at all).
+func (Chainer) Handoff(ctx context.Context, lease string, rec *contracts.Submission) {
 	a, _ := ctx.Value(ackKey{}).(*ack)
 	if a == nil {
 		return
 	}
 	fire(ctx, func() {
 		a.mu.Lock()
-		a.handoff = lease
+		a.handoff = Handed{Lease: lease, Record: rec}
 		a.mu.Unlock()
 	})
 }
 
-// Carried is the lease owner the previous phase's handler took for the
-// message the handler of ctx runs for, or "". It is given once: a second
-// run for the same delivery takes its own lease (and loses to the first).
-func (Chainer) Carried(ctx context.Context) string {
+// Carried is what the previous phase's handler gave the handler of ctx for
+// its message: the lease owner it took ("" none) and the record it wrote
+// (nil none). It is given once: a second run for the same delivery takes
+// its own lease (and loses to the first) and reads the record.
+func (Chainer) Carried(ctx context.Context) (string, *contracts.Submission) {
 	a, _ := ctx.Value(ackKey{}).(*ack)
 	if a == nil {
-		return ""
+		return "", nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	c := a.carried
-	a.carried = ""
-	return c
+	a.carried = Handed{}
+	return c.Lease, c.Record
 }

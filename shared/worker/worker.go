@@ -90,20 +90,21 @@ func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
 	for _, d := range ds {
 		// A handler whose closing write sent the next phase to a queue of
 		// this pool had it claimed (claim): handle it here, now.
-		for next, queue, lease := &d, q, ""; next != nil; {
-			next, queue, lease = p.deliver(ctx, queue, *next, lease)
+		for next, queue, handed := &d, q, (Handed{}); next != nil; {
+			next, queue, handed = p.deliver(ctx, queue, *next, handed)
 		}
 	}
 	return len(ds), nil
 }
 
-// deliver handles one received message (carried: the lease its previous
+// deliver handles one received message (carried: what its previous
 // phase's handler took for it) and acknowledges it, and returns the message
-// its handler claimed for this pool, if any, with its queue and lease.
-func (p *Pool) deliver(ctx context.Context, q string, d contracts.Delivery, carried string) (*contracts.Delivery, string, string) {
+// its handler claimed for this pool, if any, with its queue and what was
+// handed with it.
+func (p *Pool) deliver(ctx context.Context, q string, d contracts.Delivery, carried Handed) (*contracts.Delivery, string, Handed) {
 	a := &ack{queue: p.Queue, name: q, receipt: d.Receipt, pool: p, carried: carried}
 	herr := p.handle(context.WithValue(ctx, ackKey{}, a), d.Message)
-	next, nextQ, lease := a.claimedNext()
+	next, nextQ, handed := a.claimedNext()
 	switch {
 	case herr != nil && ctx.Err() != nil:
 		// shutting down: the message reappears for the next process
@@ -119,15 +120,15 @@ func (p *Pool) deliver(ctx context.Context, q string, d contracts.Delivery, carr
 		}
 	}
 	if next == nil {
-		return nil, "", ""
+		return nil, "", Handed{}
 	}
 	if ctx.Err() != nil { // not handled here after all: visible now for the next process
 		if err := p.Queue.Release(context.WithoutCancel(ctx), nextQ, next.Receipt); err != nil {
 			p.log().WarnContext(ctx, "releasing a claimed message at shutdown", "queue", nextQ, "error", err)
 		}
-		return nil, "", ""
+		return nil, "", Handed{}
 	}
-	return next, nextQ, lease
+	return next, nextQ, handed
 }
 
 func (p *Pool) visibility() time.Duration {
