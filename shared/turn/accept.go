@@ -133,21 +133,22 @@ func (e *Engine) startNext(ctx context.Context, sessionID string, known *contrac
 			if err != nil && !errors.Is(err, contracts.ErrNotFound) {
 				return fmt.Errorf("reading active submission %s: %w", sess.Active, err)
 			}
-			if err == nil && a.Phase == contracts.PhaseAccepted {
-				return e.begin(ctx, sess, a)
-			}
-			if err == nil && !a.Phase.Terminal() { // a turn is running
-				if sess.Queued || !always && own == nil {
-					return nil
+			if err == nil && !a.Phase.Terminal() { // a turn holds the session (begun, or claimed and not begun yet)
+				if !sess.Queued && (always || own != nil && own.ID != a.ID) {
+					// What is left waiting must be looked for when that
+					// turn ends: marked before anything else.
+					upd := sess
+					upd.Queued, upd.UpdatedAt = true, e.now()
+					sess, err = e.Journal.UpdateSession(ctx, upd, sess.Version)
+					if e.lost(ctx, err) {
+						continue
+					}
+					if err != nil {
+						return fmt.Errorf("marking session %s queued: %w", sessionID, err)
+					}
 				}
-				upd := sess // what is left waiting must be looked for when it ends
-				upd.Queued, upd.UpdatedAt = true, e.now()
-				_, err := e.Journal.UpdateSession(ctx, upd, sess.Version)
-				if e.lost(ctx, err) {
-					continue
-				}
-				if err != nil {
-					return fmt.Errorf("marking session %s queued: %w", sessionID, err)
+				if a.Phase == contracts.PhaseAccepted {
+					return e.begin(ctx, sess, a)
 				}
 				return nil
 			}

@@ -115,3 +115,87 @@ func TestASubmissionLeftWaitingByACrashedAcceptRuns(t *testing.T) {
 		}
 	}
 }
+
+// hookJournal runs after, once, right after the first session write that
+// claims the session for a submission (Active set).
+type hookJournal struct {
+	contracts.JournalStore
+	armed atomic.Bool
+	after func()
+}
+
+func (j *hookJournal) UpdateSession(ctx context.Context, s contracts.Session, v int64) (contracts.Session, error) {
+	out, err := j.JournalStore.UpdateSession(ctx, s, v)
+	if err == nil && s.Active != "" && j.armed.CompareAndSwap(true, false) {
+		j.after()
+	}
+	return out, err
+}
+
+// Two accepts into one idle session, the second landing between the
+// first's claim of the session and its begin (the AWS shape: no batch,
+// each write visible alone). The second sees Active = the first, still
+// ACCEPTED, and begins it for it: it must mark the session Queued first,
+// or its own submission waits unseen and a third accepted after the first
+// ended runs before it.
+func TestAnAcceptWhileAnotherIsClaimedIsNotOvertaken(t *testing.T) {
+	j := &hookJournal{}
+	h := enginetest.NewConfig(t, assemble.Config{}, func(p *assemble.Ports) {
+		j.JournalStore = p.Journal
+		p.Journal = j
+		p.Batch = nil // as on AWS
+	})
+	s := h.Session(contracts.SessionSpec{Model: "scripted:plain"})
+	var second contracts.Submission
+	j.after = func() { second = h.Submit(s.ID, "second") }
+	j.armed.Store(true)
+	first := h.Submit(s.ID, "first")
+	h.Drain()
+	if got := h.Get(first.ID); got.Phase != contracts.PhaseCommitted {
+		t.Fatalf("first: %s", got.Phase)
+	}
+	sess, _ := h.Store.GetSession(context.Background(), s.ID)
+	t.Logf("after the first ended: second %s, session active=%q queued=%v", h.Get(second.ID).Phase, sess.Active, sess.Queued)
+	third := h.Submit(s.ID, "third")
+	h.Drain()
+	t.Logf("after the third: second %s, third %s", h.Get(second.ID).Phase, h.Get(third.ID).Phase)
+	if h.Get(second.ID).Phase != contracts.PhaseCommitted || h.Get(third.ID).Phase != contracts.PhaseCommitted {
+		t.Fatalf("second %s, third %s; want both committed, second first; transcript %q", h.Get(second.ID).Phase, h.Get(third.ID).Phase, h.Transcript(s.ID))
+	}
+}
+
+// failOnce fails the first PutNode (a transient store error).
+type failOnce struct {
+	contracts.TranscriptStore
+	armed atomic.Bool
+}
+
+func (f *failOnce) PutNode(ctx context.Context, n contracts.Node) error {
+	if f.armed.CompareAndSwap(true, false) {
+		return context.DeadlineExceeded
+	}
+	return f.TranscriptStore.PutNode(ctx, n)
+}
+
+// The embedded shape (batches): an accept whose begin hits a transient
+// error leaves the session claimed by its ACCEPTED submission (for repair).
+// The next accept begins that one — and marks the session Queued, so its
+// own runs next, not after a later accept's.
+func TestAnAcceptAfterAFailedBeginIsNotOvertaken(t *testing.T) {
+	f := &failOnce{}
+	h := enginetest.New(t, func(p *assemble.Ports) {
+		f.TranscriptStore = p.Transcript
+		p.Transcript = f
+	})
+	s := h.Session(contracts.SessionSpec{Model: "scripted:plain"})
+	f.armed.Store(true)
+	first := h.Submit(s.ID, "first") // claimed, begin failed: waits for repair or the next accept
+	second := h.Submit(s.ID, "second")
+	h.Drain()
+	third := h.Submit(s.ID, "third")
+	h.Drain()
+	t.Logf("first %s, second %s, third %s", h.Get(first.ID).Phase, h.Get(second.ID).Phase, h.Get(third.ID).Phase)
+	if h.Get(first.ID).Phase != contracts.PhaseCommitted || h.Get(second.ID).Phase != contracts.PhaseCommitted || h.Get(third.ID).Phase != contracts.PhaseCommitted {
+		t.Fatalf("first %s, second %s, third %s: want all committed in order", h.Get(first.ID).Phase, h.Get(second.ID).Phase, h.Get(third.ID).Phase)
+	}
+}
