@@ -187,3 +187,13 @@ type IDs interface{ New(prefix string) string }
 type Batcher interface {
 	Batch(ctx context.Context, fn func(ctx context.Context) error) error
 }
+
+// SubmissionVersioner is an optional capability of a JournalStore: the
+// stored version of a submission without reading and decoding its record
+// (ErrNotFound if absent). A phase handed the record its previous phase
+// wrote checks it is still current with it — a cancel since then bumps the
+// version — before trusting it (the embedded SQLite store: one narrow
+// indexed read). A store without it is read in full.
+type SubmissionVersioner interface {
+	SubmissionVersion(ctx context.Context, id string) (int64, error)
+}

@@ -264,17 +264,25 @@ func (e *Engine) takeCarried(ctx context.Context) context.Context {
 }
 
 // submission reads submission id — or takes the record the previous phase's
-// closing batch wrote and handed to this run with its message: that batch
-// committed it, so it is what a read would return unless another writer
-// (a cancel) came since, which a read just before would equally miss; the
-// conditional writes that follow catch it either way. Taken once.
+// closing batch wrote and handed to this run with its message, when the
+// journal can tell it is still current (contracts.SubmissionVersioner: a
+// narrow read of its version; a cancel since the batch bumped it, and the
+// record is read in full as before). Taken once.
 func (e *Engine) submission(ctx context.Context, id string) (contracts.Submission, error) {
-	if c, _ := ctx.Value(carriedKey{}).(*handed); c != nil && c.rec != nil && c.rec.ID == id {
-		sub := *c.rec
-		c.rec = nil
-		return sub, nil
+	c, _ := ctx.Value(carriedKey{}).(*handed)
+	if c == nil || c.rec == nil || c.rec.ID != id {
+		return e.Journal.GetSubmission(ctx, id)
 	}
-	return e.Journal.GetSubmission(ctx, id)
+	rec := *c.rec
+	c.rec = nil
+	vs, ok := e.Journal.(contracts.SubmissionVersioner)
+	if !ok {
+		return e.Journal.GetSubmission(ctx, id)
+	}
+	if v, err := vs.SubmissionVersion(ctx, id); err != nil || v != rec.Version {
+		return e.Journal.GetSubmission(ctx, id) // changed since (or unreadable): the record as stored
+	}
+	return rec, nil
 }
 
 // leaseMutation is what a phase's lease write also changes: a model step

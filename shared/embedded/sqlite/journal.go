@@ -130,6 +130,23 @@ func (s *Store) GetSubmission(ctx context.Context, id string) (contracts.Submiss
 	return sub, nil
 }
 
+// SubmissionVersion is the stored version of submission id, its record
+// neither read nor decoded (contracts.SubmissionVersioner).
+func (s *Store) SubmissionVersion(ctx context.Context, id string) (int64, error) {
+	row, err := s.queryRow(ctx, `SELECT version FROM submissions WHERE id = ?`, id)
+	var v int64
+	if err == nil {
+		err = row.Scan(&v)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		err = contracts.ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("getting the version of submission %s: %w", id, err)
+	}
+	return v, nil
+}
+
 // UpdateSubmission writes sub with Version expected+1 if the stored version
 // is expected; otherwise ErrConflict (ErrNotFound if absent). The session id
 // and idempotency key are fixed at creation and not rewritten.
