@@ -127,7 +127,7 @@ func (a *ack) acked() bool {
 func claim(ctx context.Context, q contracts.Queue, queue string, m contracts.Message) (sent, ok bool, err error) {
 	a, _ := ctx.Value(ackKey{}).(*ack)
 	c, can := q.(contracts.Claimer)
-	if a == nil || !can || !a.pool.chains(queue) {
+	if a == nil || !can || !a.chaining(queue) {
 		return false, false, nil
 	}
 	a.mu.Lock()
@@ -165,6 +165,16 @@ func claim(ctx context.Context, q contracts.Queue, queue string, m contracts.Mes
 	return true, true, nil
 }
 
+// chaining reports whether a send to queue from this delivery's handler
+// may be claimed: the pool chains both queue and the delivery's own queue.
+// A workflow evaluation's sends (its nodes' first phases) are never
+// claimed: claimed, one would consume the wake-up being handled (Forward)
+// in a node's start, before the evaluation's later starts and its record
+// — an error after it would lose the wake-up instead of retrying it.
+func (a *ack) chaining(queue string) bool {
+	return a.pool.chains(queue) && a.pool.chains(a.name)
+}
+
 // claimedNext is the message a handler's send claimed for this pool, if
 // its batch committed, its queue and what was handed off with it.
 func (a *ack) claimedNext() (*contracts.Delivery, string, Handed) {
@@ -184,7 +194,7 @@ type Chainer struct{}
 // and nothing was claimed yet.
 func (Chainer) Claims(ctx context.Context, queue string) bool {
 	a, _ := ctx.Value(ackKey{}).(*ack)
-	if a == nil || !a.pool.chains(queue) {
+	if a == nil || !a.chaining(queue) {
 		return false
 	}
 	q := a.pool.Queue

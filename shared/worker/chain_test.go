@@ -161,3 +161,44 @@ func TestChainReleasesTheClaimedMessageAtShutdown(t *testing.T) {
 		t.Fatalf("Once(tools) after shutdown = %d, %v; want the released message", n, err)
 	}
 }
+
+// A handler of a queue the pool does not chain (a workflow evaluation)
+// sends into a chained one (a node's first phase): the send is not
+// claimed, so it cannot consume the message being handled. Consumed, a
+// failure after the send would lose the wake-up instead of retrying it.
+func TestASendFromAnUnchainedQueueIsNotClaimed(t *testing.T) {
+	store, clock := newStore(t)
+	batch := worker.DeferredBatcher{Batcher: store}
+	q := worker.NotifyQueue{Queue: store, Signals: &worker.Signals{}} // sends go through the pool's claim, as the engine's do
+	var calls []string
+	pool := &worker.Pool{Queue: q, Queues: []string{contracts.QueueModel, contracts.QueueWorkflow}, Chain: []string{contracts.QueueModel}, Visibility: time.Minute}
+	pool.Handle = func(ctx context.Context, m contracts.Message) error {
+		calls = append(calls, m.Kind)
+		if m.Kind != contracts.QueueWorkflow {
+			return nil
+		}
+		if err := batch.Batch(ctx, func(ctx context.Context) error {
+			return q.Send(ctx, contracts.QueueModel, msg("node-session", "sub-1"))
+		}); err != nil {
+			return err
+		}
+		return context.DeadlineExceeded // a later start of the evaluation failed
+	}
+	wake := contracts.Message{Kind: contracts.QueueWorkflow, SessionID: "run-1", SubmissionID: "run-1", Nonce: "n"}
+	if err := store.Send(context.Background(), contracts.QueueWorkflow, wake); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Once(context.Background(), contracts.QueueWorkflow, 1); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 {
+		t.Fatalf("handled %v: the node's message was claimed by the evaluation's worker", calls)
+	}
+	clock.Advance(2 * time.Minute) // past the failed wake-up's visibility
+	if n, err := pool.Once(context.Background(), contracts.QueueWorkflow, 1); err != nil || n != 1 {
+		t.Fatalf("the failed wake-up redelivered %d times (%v), want once", n, err)
+	}
+	if n, err := pool.Once(context.Background(), contracts.QueueModel, 10); err != nil || n != 1 {
+		t.Fatalf("the node's message received %d times (%v), want once", n, err)
+	}
+}
