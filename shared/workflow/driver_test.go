@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,12 +16,12 @@ import (
 // crashingStore panics (a process dying) at the crashAt-th PutNode, once.
 type crashingStore struct {
 	contracts.WorkflowStore
-	puts, crashAt int
+	puts    atomic.Int64 // starts may run at once (Driver.Starts)
+	crashAt int64
 }
 
 func (s *crashingStore) PutNode(ctx context.Context, n contracts.WorkflowNode) (contracts.WorkflowNode, bool, error) {
-	s.puts++
-	if s.puts == s.crashAt {
+	if s.puts.Add(1) == s.crashAt {
 		panic("simulated crash in the middle of fan-out")
 	}
 	return s.WorkflowStore.PutNode(ctx, n)
@@ -36,7 +37,7 @@ func newWorld(t *testing.T, crashAt int) *world {
 	t.Helper()
 	w := &world{eval: &enginetest.InProcess{}}
 	w.h = enginetest.New(t, enginetest.Workflows(w.eval, func(s contracts.WorkflowStore) contracts.WorkflowStore {
-		w.store = &crashingStore{WorkflowStore: s, crashAt: crashAt}
+		w.store = &crashingStore{WorkflowStore: s, crashAt: int64(crashAt)}
 		return w.store
 	}))
 	return w
@@ -110,7 +111,7 @@ func TestCrashMidFanOutAndDuplicateWakeups(t *testing.T) {
 	if done.Status != contracts.RunSucceeded {
 		t.Fatalf("run %s %s", done.Status, done.Error)
 	}
-	if puts := w.store.(*crashingStore).puts; puts <= 21 {
+	if puts := w.store.(*crashingStore).puts.Load(); puts <= 21 {
 		t.Fatalf("the driver never crashed (%d node writes)", puts)
 	}
 	w.everyNodeOnce(t, run.ID, 50)

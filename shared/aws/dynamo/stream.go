@@ -80,8 +80,11 @@ func (s *Store) Complete(ctx context.Context, streamKey string, resp contracts.M
 	}
 	if len(old) == 0 { // an endpoint that returns no item on a failed condition: read it
 		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: s.table, Key: k, ConsistentRead: new(true)})
-		if err != nil || len(out.Item) == 0 {
-			return resp, fmt.Errorf("reading the completion of stream %s: %v", streamKey, err)
+		if err != nil {
+			return resp, fmt.Errorf("reading the completion of stream %s: %w", streamKey, err)
+		}
+		if len(out.Item) == 0 { // the condition failed on an item that is gone: it expired (TTL)
+			return resp, fmt.Errorf("reading the completion of stream %s: gone: %w", streamKey, contracts.ErrNotFound)
 		}
 		old = out.Item
 	}
