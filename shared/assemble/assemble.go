@@ -57,7 +57,7 @@ type Config struct {
 	DefaultModel string        // for sessions that name none; default "scripted:plain"
 	LeaseTTL     time.Duration // default turn.DefaultLeaseTTL
 	FlushEvery   time.Duration // how often streamed text is written; default turn.FlushEvery
-	StuckAfter   time.Duration // repair threshold (submissions and workflow runs); default 60s
+	StuckAfter   time.Duration // repair threshold (submissions and workflow runs); default repair.DefaultStuckAfter (30 s) for submissions, DefaultRunStuckAfter (60 s) for runs
 	RepairEvery  time.Duration // repair ticker in Serve; default 5s
 	MaxAttempts  int
 	Concurrency  int // workers per queue in Serve; default 2

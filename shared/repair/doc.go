@@ -8,9 +8,9 @@
 //     evidence (Gather); it names the one action of each state.
 //   - Repairer.Run, one pass (the `repair` function on AWS, Loop in `cairn
 //     dev`): Submissions — a submission is stuck when its lease expired, or
-//     when it holds no lease and has not moved for StuckAfter; repair
+//     when it holds no lease and has not moved for StuckAfter (30 s); repair
 //     performs its state's action — then, with a Driver, the workflow runs:
-//     a RUNNING run idle for StuckAfter is woken (runs.go), a run whose
+//     a RUNNING run idle for a minute (DefaultRunStuckAfter) is woken (runs.go), a run whose
 //     wake-up was dead-lettered ends FAILED poison.
 //   - Repairer.Boot: the embedded backend's start, where this process owns
 //     every lease, so foreign leases are broken and everything re-driven at

@@ -18,10 +18,20 @@ import (
 	"github.com/cairnrun/cairn/shared/workflow"
 )
 
-// DefaultStuckAfter is how long unfinished work (a submission without a
-// live lease, a RUNNING workflow run) may go without a write before a pass
-// re-drives it.
-const DefaultStuckAfter = time.Minute
+// DefaultStuckAfter is how long a submission without a live lease may go
+// without a write before a pass re-drives it: one lease TTL
+// (turn.DefaultLeaseTTL). On AWS a phase's advance and its next message
+// are two writes; a process dying between them leaves a turn that only
+// repair moves, so this bounds that recovery (plus a pass interval). A
+// re-drive of a turn whose message is merely slow is a duplicate its
+// handler ignores.
+const DefaultStuckAfter = 30 * time.Second
+
+// DefaultRunStuckAfter is how long a RUNNING workflow run may go without a
+// write before a pass wakes it: a repair evaluation re-starts every pending
+// node (create-if-absent), so a run whose nodes are only slow is not woken
+// more often.
+const DefaultRunStuckAfter = time.Minute
 
 // Repairer re-drives stuck work through the engine's (and the workflow
 // driver's) ports.
@@ -29,9 +39,12 @@ type Repairer struct {
 	Engine *turn.Engine
 	// Driver, when workflows are served, adds the run sweep and the
 	// workflow DLQ to every pass; nil = submissions only.
-	Driver     *workflow.Driver
-	StuckAfter time.Duration // default DefaultStuckAfter
-	Batch      int           // submissions examined per pass; default 500
+	Driver *workflow.Driver
+	// StuckAfter is the threshold for submissions and, when set, runs
+	// too; default DefaultStuckAfter (submissions), DefaultRunStuckAfter
+	// (runs).
+	StuckAfter time.Duration
+	Batch      int // submissions examined per pass; default 500
 }
 
 // Report counts what one pass did. States counts the recovery state each
@@ -129,6 +142,13 @@ func (r *Repairer) log() *slog.Logger {
 func (r *Repairer) stuckAfter() time.Duration {
 	if r.StuckAfter <= 0 {
 		return DefaultStuckAfter
+	}
+	return r.StuckAfter
+}
+
+func (r *Repairer) runStuckAfter() time.Duration {
+	if r.StuckAfter <= 0 {
+		return DefaultRunStuckAfter
 	}
 	return r.StuckAfter
 }

@@ -15,7 +15,8 @@ import (
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
-const stuckAfter = time.Minute // the Repairer's default, which the harness keeps
+const stuckAfter = repair.DefaultStuckAfter       // the Repairer's default for submissions, which the harness keeps
+const runStuckAfter = repair.DefaultRunStuckAfter // and for workflow runs
 
 func TestLostMessageRedrivenOnlyAfterStuckAfter(t *testing.T) {
 	h := enginetest.New(t)

@@ -15,7 +15,7 @@ import (
 // first: a woken run's evaluation touches it, moving it to the back).
 const RunBatch = 500
 
-// runs wakes every RUNNING run that has not been written for StuckAfter:
+// runs wakes every RUNNING run that has not been written for runStuckAfter:
 // one whose first wake-up was never sent (its creator died between
 // CreateRun and the wake-up) or whose wake-up was lost. The woken
 // evaluation (its nonce starts with workflow.RepairNonce) runs even with no
@@ -29,7 +29,7 @@ const RunBatch = 500
 // StuckAfter, so passes more frequent than StuckAfter collapse into one
 // wake-up in the FIFO dedup window rather than queue an evaluation each.
 func (r *Repairer) runs(ctx context.Context, d *workflow.Driver) (scanned, woken int, err error) {
-	stuckAfter := r.stuckAfter()
+	stuckAfter := r.runStuckAfter()
 	runs, err := d.Store.ListUnfinishedRuns(ctx, RunBatch)
 	if err != nil {
 		return 0, 0, fmt.Errorf("listing unfinished workflow runs: %w", err)

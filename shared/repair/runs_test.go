@@ -96,7 +96,7 @@ func TestRepairWakesARunNeverWoken(t *testing.T) {
 		t.Fatalf("run %s after %d evaluations, want RUNNING and never evaluated", got.Status, w.eval.Evals.Load())
 	}
 	if n := w.repair(t); n != 0 {
-		t.Fatalf("repair woke %d runs before stuckAfter, want 0", n)
+		t.Fatalf("repair woke %d runs before runStuckAfter, want 0", n)
 	}
 	w.sweepEnds(t, run.ID)
 }
@@ -140,9 +140,9 @@ func TestRepairEvaluatesARunWithNothingNew(t *testing.T) {
 }
 
 // A healthy run whose node is still working is not woken before
-// stuckAfter; once woken, its evaluation starts nothing twice, spends no
+// runStuckAfter; once woken, its evaluation starts nothing twice, spends no
 // evaluation of its budget and touches the run, so the next sweeps leave
-// it alone for another stuckAfter.
+// it alone for another runStuckAfter.
 func TestRepairLeavesAHealthyRunAlone(t *testing.T) {
 	w := newWorld(t)
 	run := w.h.StartRun(oneNode, nil)
@@ -151,13 +151,13 @@ func TestRepairLeavesAHealthyRunAlone(t *testing.T) {
 		if n := w.repair(t); n != 0 {
 			t.Fatalf("repair woke %d runs updated %v ago, want 0", n, w.h.Clock.Now().Sub(w.run(t, run.ID).UpdatedAt))
 		}
-		w.h.Clock.Advance(stuckAfter / 2)
+		w.h.Clock.Advance(runStuckAfter / 2)
 	}
 	if q := w.h.Queued(contracts.QueueWorkflow); len(q) != 0 {
 		t.Fatalf("workflow queue holds %v, want nothing", q)
 	}
 
-	w.h.Clock.Advance(time.Second) // past stuckAfter, the node still running
+	w.h.Clock.Advance(time.Second) // past runStuckAfter, the node still running
 	before := w.run(t, run.ID)
 	if n := w.repair(t); n != 1 {
 		t.Fatalf("repair woke %d runs, want 1", n)
@@ -215,11 +215,11 @@ func TestDeadLetteredWakeupEndsTheRunPoisoned(t *testing.T) {
 	}
 }
 
-// sweepEnds lets stuckAfter pass, checks that one sweep wakes the run and
+// sweepEnds lets runStuckAfter pass, checks that one sweep wakes the run and
 // that the run then ends SUCCEEDED with its one node run once.
 func (w *world) sweepEnds(t *testing.T, runID string) {
 	t.Helper()
-	w.h.Clock.Advance(stuckAfter + time.Second)
+	w.h.Clock.Advance(runStuckAfter + time.Second)
 	if n := w.repair(t); n != 1 {
 		t.Fatalf("repair woke %d runs, want 1", n)
 	}

@@ -171,7 +171,7 @@ func TestARepairWakeJoinsTheRunsTrace(t *testing.T) {
 	if n := w.h.Lose(contracts.QueueWorkflow); n != 1 {
 		t.Fatalf("lost %d wake-ups, want the start's", n)
 	}
-	w.h.Clock.Advance(repair.DefaultStuckAfter + time.Minute)
+	w.h.Clock.Advance(repair.DefaultRunStuckAfter + time.Minute)
 	if rep := w.h.Repair(); rep.RunsWoken != 1 {
 		t.Fatalf("repair woke %d runs, want 1: %+v", rep.RunsWoken, rep)
 	}
