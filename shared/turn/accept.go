@@ -85,11 +85,12 @@ func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyK
 		if err != nil {
 			return fmt.Errorf("creating submission in session %s: %w", sessionID, err)
 		}
-		start := func() error { return e.startNext(ctx, sessionID, &sess, &sub) }
-		if !created { // a repeat: its submission may have begun, or still wait for a start cut short — look
-			start = func() error { return e.StartNext(ctx, sessionID) }
+		if created {
+			err = e.startNext(ctx, sessionID, &sess, &sub)
+		} else { // a repeat: its submission may have begun, or still wait for a start cut short — look
+			err = e.StartNext(ctx, sessionID)
 		}
-		if err := start(); err != nil {
+		if err != nil {
 			// The submission is durable; repair starts it if this failed.
 			e.log().WarnContext(ctx, "starting submission", "session_id", sessionID, "submission_id", sub.ID, "error", err)
 		}

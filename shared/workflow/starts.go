@@ -35,9 +35,8 @@ func (d *Driver) startNodes(ctx context.Context, run contracts.WorkflowRun, pend
 	n := max(d.Starts, 1)
 	var (
 		mu    sync.Mutex
-		next  int
+		next  int // todo[:next] were taken: without an error, every one of them started
 		first error
-		done  = make([]bool, len(todo)) // each index written by the one worker that took it, read after Wait
 	)
 	take := func() (int, bool) {
 		mu.Lock()
@@ -59,7 +58,6 @@ func (d *Driver) startNodes(ctx context.Context, run contracts.WorkflowRun, pend
 				mu.Unlock()
 				return
 			}
-			done[i] = true
 		}
 	}
 	guarded := func() {
@@ -84,15 +82,11 @@ func (d *Driver) startNodes(ctx context.Context, run contracts.WorkflowRun, pend
 	if first != nil {
 		return 0, false, first
 	}
-	k := 0
-	for k < len(todo) && done[k] {
-		k++
+	counted(ctx, attribute.Int("cairn.workflow.nodes.started", next))
+	if next == len(todo) {
+		return todo[next-1].Seq + 1, false, nil
 	}
-	counted(ctx, attribute.Int("cairn.workflow.nodes.started", k))
-	if k == len(todo) {
-		return todo[k-1].Seq + 1, false, nil
-	}
-	return todo[k].Seq, true, nil
+	return todo[next].Seq, true, nil
 }
 
 // nearDeadline reports whether less than the start reserve is left before

@@ -133,7 +133,6 @@ func coalesced(key func(contracts.Message) string, records []events.SQSMessage) 
 			}
 		}
 	}
-	delete(last, "")
 	return last
 }
 
