@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -237,84 +236,108 @@ func TestCancelParkedAndQueuedTurns(t *testing.T) {
 	}
 }
 
-// raceJournal starts fire in a goroutine, racing the turn, right after
-// the turn's k-th record write (submission or session).
+// raceJournal runs fire right after the turn's k-th record write
+// (submission or session) is durable: at once for a write on its own, once
+// its batch committed for a write inside one (raceBatch) — in the turn's
+// own goroutine, between that write and the turn's next, so the cancel
+// lands in each gap between the turn's writes in turn.
 type raceJournal struct {
 	contracts.JournalStore
-	n    *atomic.Int32
-	k    int32
-	fire func()
+	n       *atomic.Int32
+	k       int32
+	fire    func()
+	pending *atomic.Bool // the k-th write is in a batch not committed yet
 }
 
-func (j raceJournal) hit() {
-	if j.n.Add(1) == j.k {
-		go j.fire()
+type raceBatchKey struct{}
+
+func (j raceJournal) hit(ctx context.Context) {
+	if j.n.Add(1) != j.k {
+		return
 	}
+	if ctx.Value(raceBatchKey{}) != nil {
+		j.pending.Store(true)
+		return
+	}
+	j.fire()
 }
 
 func (j raceJournal) UpdateSubmission(ctx context.Context, s contracts.Submission, v int64) (contracts.Submission, error) {
 	out, err := j.JournalStore.UpdateSubmission(ctx, s, v)
-	j.hit()
+	j.hit(ctx)
 	return out, err
 }
 
 func (j raceJournal) UpdateSession(ctx context.Context, s contracts.Session, v int64) (contracts.Session, error) {
 	out, err := j.JournalStore.UpdateSession(ctx, s, v)
-	j.hit()
+	j.hit(ctx)
 	return out, err
 }
 
-// A cancel racing the turn — started after each of its record writes in
-// turn, so it lands in the model phase, at the advance to COMMIT and inside
-// the commit — ends the turn in exactly one terminal phase, and the session
-// and the events agree with it.
+// raceBatch runs the fire its journal left pending once the outermost
+// batch returned (committed or not).
+type raceBatch struct {
+	contracts.Batcher
+	j *raceJournal
+}
+
+func (b raceBatch) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	if ctx.Value(raceBatchKey{}) != nil {
+		return b.Batcher.Batch(ctx, fn)
+	}
+	err := b.Batcher.Batch(context.WithValue(ctx, raceBatchKey{}, true), fn)
+	if b.j.pending.CompareAndSwap(true, false) {
+		b.j.fire()
+	}
+	return err
+}
+
+// A cancel landing after each of a turn's record writes in turn — in the
+// model phase, at the terminal write, after it — ends the turn in exactly
+// one terminal phase, and the session and the events agree with it.
 func TestCancelRacingCommit(t *testing.T) {
 	outcomes := map[contracts.Phase]int{}
 	for k := int32(1); k <= 12; k++ {
-		for range 3 {
-			var n atomic.Int32
-			var h *enginetest.Harness
-			var cancelErr error
-			cancelled := make(chan struct{})
-			j := raceJournal{n: &n, k: k}
-			h = enginetest.New(t, func(p *assemble.Ports) { j.JournalStore = p.Journal; p.Journal = &j })
-			j.fire = func() {
-				defer close(cancelled)
-				// The k-th write may be inside a batch (one transaction) not yet
-				// committed: the cancel lands once it is.
-				var sub []contracts.Submission
-				for len(sub) == 0 {
-					sub, _ = h.RT.Ports.Journal.ListSubmissions(context.Background(), sessionOf(h), "", 1)
-					runtime.Gosched()
-				}
-				_, cancelErr = h.RT.Engine.Cancel(context.Background(), sub[0].SessionID, sub[0].ID, "race")
+		var n atomic.Int32
+		var h *enginetest.Harness
+		var cancelErr error
+		fired := false
+		j := raceJournal{n: &n, k: k, pending: &atomic.Bool{}}
+		h = enginetest.New(t, func(p *assemble.Ports) {
+			j.JournalStore = p.Journal
+			p.Journal = &j
+			p.Batch = raceBatch{Batcher: p.Batch, j: &j}
+		})
+		j.fire = func() {
+			fired = true
+			sub, err := h.RT.Ports.Journal.ListSubmissions(context.Background(), sessionOf(h), "", 1)
+			if err != nil || len(sub) == 0 {
+				t.Errorf("k=%d: listing the turn: %v %v", k, sub, err)
+				return
 			}
-			sub := h.Accept("scripted:plain")
-			h.Drain()
-			if n.Load() < k {
-				close(cancelled) // the turn has fewer writes: nothing raced
+			_, cancelErr = h.RT.Engine.Cancel(context.Background(), sub[0].SessionID, sub[0].ID, "race")
+		}
+		sub := h.Accept("scripted:plain")
+		h.Drain()
+		h.Drain()
+		got := h.Get(sub.ID)
+		sess, _ := h.Store.GetSession(context.Background(), sub.SessionID)
+		types := strings.Join(eventTypes(t, h, sub.ID), ",")
+		outcomes[got.Phase]++
+		switch got.Phase {
+		case contracts.PhaseCancelled:
+			if cancelErr != nil || sess.Head != "" || strings.Contains(types, "committed") {
+				t.Fatalf("k=%d: cancelled, but cancel said %v, head %q leaf %q, events %s", k, cancelErr, sess.Head, got.Leaf, types)
 			}
-			<-cancelled
-			h.Drain()
-			got := h.Get(sub.ID)
-			sess, _ := h.Store.GetSession(context.Background(), sub.SessionID)
-			types := strings.Join(eventTypes(t, h, sub.ID), ",")
-			outcomes[got.Phase]++
-			switch got.Phase {
-			case contracts.PhaseCancelled:
-				if cancelErr != nil || sess.Head != "" || strings.Contains(types, "committed") {
-					t.Fatalf("k=%d: cancelled, but cancel said %v, head %q leaf %q, events %s", k, cancelErr, sess.Head, got.Leaf, types)
-				}
-			case contracts.PhaseCommitted:
-				if (n.Load() >= k && !errors.Is(cancelErr, contracts.ErrConflict)) || sess.Head != got.Leaf || strings.Contains(types, "cancelled") {
-					t.Fatalf("k=%d: committed, but cancel said %v, head %q (leaf %q), events %s", k, cancelErr, sess.Head, got.Leaf, types)
-				}
-			default:
-				t.Fatalf("k=%d: ended %s", k, got.Phase)
+		case contracts.PhaseCommitted:
+			if (fired && !errors.Is(cancelErr, contracts.ErrConflict)) || sess.Head != got.Leaf || strings.Contains(types, "cancelled") {
+				t.Fatalf("k=%d: committed, but cancel said %v, head %q (leaf %q), events %s", k, cancelErr, sess.Head, got.Leaf, types)
 			}
-			if sess.Active != "" {
-				t.Fatalf("k=%d: session still active (%s)", k, sess.Active)
-			}
+		default:
+			t.Fatalf("k=%d: ended %s", k, got.Phase)
+		}
+		if sess.Active != "" {
+			t.Fatalf("k=%d: session still active (%s)", k, sess.Active)
 		}
 	}
 	if outcomes[contracts.PhaseCancelled] == 0 || outcomes[contracts.PhaseCommitted] == 0 {

@@ -3,6 +3,7 @@ package turn
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -34,6 +35,14 @@ type chunkWriter struct {
 	events []contracts.Event
 	n      int // chunks buffered since the last flush
 	last   time.Time
+}
+
+// keep is a copy of w's state that a batch undone can be restored to
+// (write empties the buffers as it writes them).
+func (w *chunkWriter) keep() chunkWriter {
+	k := *w
+	k.chunks, k.events = slices.Clone(w.chunks), slices.Clone(w.events)
+	return k
 }
 
 func (w *chunkWriter) add(ctx context.Context, ev contracts.ModelEvent) error {

@@ -32,29 +32,56 @@ func (e *Engine) commit(ctx context.Context, m contracts.Message) error {
 	if sub.Phase != contracts.PhaseCommit {
 		return nil
 	}
-	sess, err := e.release(ctx, sub, true)
+	next := sub
+	next.Phase = contracts.PhaseCommitted
+	return e.finish(ctx, sub, next)
+}
+
+// finish ends cur COMMITTED as next: frees the session and moves its head
+// to next's leaf, tells the Ending hook, writes the end event, advances
+// and starts the session's next submission. cur is the record as stored:
+// COMMIT in the commit phase, or the model phase's own when the store
+// batches and the answer is final (recordModel: one write, no hop).
+func (e *Engine) finish(ctx context.Context, cur, next contracts.Submission) error {
+	// Call by call, the end event is written before the terminal advance,
+	// so a reader that sees the record terminal and then reads events
+	// finds it. In one transaction (Deps.Batch) no reader sees between
+	// them: the conditional advance goes first, so one that loses writes
+	// nothing else (a model phase whose lease was taken over must not move
+	// the session's head).
+	first := e.Batch != nil
+	done := next
+	advance := func() (bool, error) {
+		var err error
+		done, err = journal.Advance(ctx, e.Journal, cur, next, e.now())
+		if e.lost(ctx, err) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	if first {
+		if ok, err := advance(); !ok {
+			return err
+		}
+	}
+	sess, err := e.release(ctx, next, true)
 	if err != nil {
 		return err
 	}
-	next := sub
-	next.Phase = contracts.PhaseCommitted
 	if err := e.ending(ctx, next); err != nil {
 		return err
 	}
-	// The end event is written before the terminal advance, so a reader
-	// that sees the record terminal and then reads events finds it.
-	if err := e.emit(ctx, contracts.Event{SubmissionID: sub.ID, Key: endKey(sub, "committed"), Type: contracts.EventCommitted, Step: sub.Step, Text: sub.Result}); err != nil {
+	if err := e.emit(ctx, contracts.Event{SubmissionID: next.ID, Key: endKey(next, "committed"), Type: contracts.EventCommitted, Step: next.Step, Text: next.Result}); err != nil {
 		return err
 	}
-	done, err := journal.Advance(ctx, e.Journal, sub, next, e.now())
-	if e.lost(ctx, err) {
-		return nil
-	} else if err != nil {
-		return err
+	if !first {
+		if ok, err := advance(); !ok {
+			return err
+		}
 	}
 	ended(ctx, done)
-	e.log().InfoContext(ctx, "submission committed", "session_id", sub.SessionID, "submission_id", sub.ID, "step", sub.Step)
-	return e.startNext(ctx, sub.SessionID, sess, nil)
+	e.log().InfoContext(ctx, "submission committed", "session_id", done.SessionID, "submission_id", done.ID, "step", done.Step)
+	return e.startNext(ctx, done.SessionID, sess, nil)
 }
 
 // release frees the session if sub is its active submission; moveHead also

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/pricing"
 	"github.com/cairnrun/cairn/shared/telemetry"
@@ -54,7 +55,8 @@ next:
 }
 
 // TestATurnsMetrics: the demo turn (four model steps, four tool calls, a
-// commit) records one phase duration and one queue age per handler run,
+// commit — part of the last model phase's write, as the embedded store
+// batches) records one phase duration and one queue age per handler run,
 // a latency and its tokens per model call (summing to the turn's usage),
 // a duration per tool call, and one committed turn.
 func TestATurnsMetrics(t *testing.T) {
@@ -67,7 +69,7 @@ func TestATurnsMetrics(t *testing.T) {
 		t.Fatalf("%s %s", got.Phase, got.Error)
 	}
 	m := lines()
-	for phase, want := range map[string]int{"model": 4, "tools": 3, "commit": 1} {
+	for phase, want := range map[string]int{"model": 4, "tools": 3, "commit": 0} {
 		if n := count(m[telemetry.PhaseDuration.Name], map[string]string{"phase": phase, "outcome": "ok"}); n != want {
 			t.Errorf("%d %s phase durations, want %d", n, phase, want)
 		}
@@ -134,49 +136,49 @@ func TestRepairCountsItsActions(t *testing.T) {
 	}
 }
 
-// TestAConflictIsCounted: a commit whose terminal write loses to another
-// writer (here: a write made while it ends) counts one lease conflict in
-// the commit phase and an event on its phase span, and the turn is not
-// counted as ended (its end did not happen).
+// TestAConflictIsCounted: a turn's terminal write that loses to another
+// writer (here: one that moves the record just before it) counts one
+// lease conflict in the phase that ends the turn (the model phase's, as
+// the embedded store commits a final answer in it) and an event on its
+// phase span, and the turn is not counted as ended (its end did not
+// happen).
 func TestAConflictIsCounted(t *testing.T) {
 	lines := emfLines(t)
 	exp := spantest.Record(t)
-	h := enginetest.New(t)
 	raced := false
-	h.RT.Engine.Ending = func(ctx context.Context, sub contracts.Submission) error {
-		if !raced {
+	h := enginetest.New(t, func(p *assemble.Ports) {
+		p.Journal = racingJournal{JournalStore: p.Journal, race: func(ctx context.Context, j contracts.JournalStore, sub contracts.Submission) error {
+			if raced || !sub.Phase.Terminal() {
+				return nil
+			}
 			raced = true
-			// Another writer moves the record (in the phase's own write
-			// when the store batches it: a second connection would wait).
-			cur, err := h.Store.GetSubmission(ctx, sub.ID)
+			cur, err := j.GetSubmission(ctx, sub.ID)
 			if err != nil {
 				return err
 			}
-			if _, err := h.Store.UpdateSubmission(ctx, cur, cur.Version); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
+			_, err = j.UpdateSubmission(ctx, cur, cur.Version)
+			return err
+		}}
+	})
 	sub := h.Accept("scripted:plain")
 	h.Drain()
 	if !raced {
 		t.Fatal("the turn never ended")
 	}
 	conflicts := lines()[telemetry.LeaseConflicts.Name]
-	if count(conflicts, map[string]string{"phase": "commit"}) != 1 {
-		t.Fatalf("conflicts %v, want one in commit", conflicts)
+	if count(conflicts, map[string]string{"phase": "model"}) != 1 {
+		t.Fatalf("conflicts %v, want one in model", conflicts)
 	}
 	events := 0
 	for _, s := range exp.GetSpans() {
 		for _, ev := range s.Events {
-			if ev.Name == "cairn.conflict" && s.Name == "cairn.phase commit" {
+			if ev.Name == "cairn.conflict" && s.Name == "cairn.phase model" {
 				events++
 			}
 		}
 	}
 	if events != 1 {
-		t.Fatalf("%d conflict events on commit spans, want 1", events)
+		t.Fatalf("%d conflict events on model spans, want 1", events)
 	}
 	if got := h.Get(sub.ID); got.Phase == contracts.PhaseCommitted {
 		t.Fatalf("the losing commit's end was written")
@@ -217,4 +219,18 @@ func TestDimensionsAreBounded(t *testing.T) {
 	if got := e.ModelDim("anthropic:made-up-" + strings.Repeat("x", 50)); got != "other" {
 		t.Errorf("an unpriced model's dimension %q", got)
 	}
+}
+
+// racingJournal calls race before each submission write, in the writer's
+// own batch: another writer's write just before it.
+type racingJournal struct {
+	contracts.JournalStore
+	race func(ctx context.Context, j contracts.JournalStore, sub contracts.Submission) error
+}
+
+func (r racingJournal) UpdateSubmission(ctx context.Context, sub contracts.Submission, version int64) (contracts.Submission, error) {
+	if err := r.race(ctx, r.JournalStore, sub); err != nil {
+		return contracts.Submission{}, err
+	}
+	return r.JournalStore.UpdateSubmission(ctx, sub, version)
 }

@@ -79,25 +79,43 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return fmt.Errorf("model step %d of submission %s: %w", sub.Step, sub.ID, err)
 	}
-	// The stream's tail and its completion marker commit on their own,
-	// first: a finished stream is never bought twice, whatever happens to
-	// the rest. Then the assistant node, the advance, the next phase's send
-	// and the message's delete: one write where the store allows.
-	if w != nil {
-		if err := e.batch(ctx, func(ctx context.Context) error {
-			resp, err = e.complete(ctx, w, resp)
-			return err
-		}); err != nil {
-			return err
-		}
+	return e.close(ctx, sess, sub, resp, w)
+}
+
+// close writes the stream's tail and its completion marker (w, if the
+// stream is new), the assistant node, the advance, the next phase's send —
+// or, for a final answer, the commit itself — and the message's delete:
+// one write where the store batches (call by call otherwise, in that
+// order). A finished stream is not bought twice for what goes wrong in the
+// rest: if the rest fails, the batch is undone and the completion is
+// written again on its own. (A panic is a crash: the handler's message is
+// redelivered and the stream, never completed, bought again.)
+func (e *Engine) close(ctx context.Context, sess contracts.Session, sub contracts.Submission, resp contracts.ModelResponse, w *chunkWriter) error {
+	var kept chunkWriter
+	answer := resp
+	if w != nil && e.Batch != nil {
+		kept = w.keep()
 	}
-	return e.batch(ctx, func(ctx context.Context) error {
+	err := e.batch(ctx, func(ctx context.Context) error {
+		if w != nil {
+			var err error
+			if resp, err = e.complete(ctx, w, resp); err != nil {
+				return err
+			}
+		}
 		if err := e.recordModel(ctx, sess, sub, resp); err != nil {
 			return err
 		}
 		e.ack(ctx)
 		return nil
 	})
+	if err != nil && w != nil && e.Batch != nil {
+		*w = kept
+		if cerr := e.batch(ctx, func(ctx context.Context) error { _, err := e.complete(ctx, w, answer); return err }); cerr != nil {
+			return errors.Join(err, cerr)
+		}
+	}
+	return err
 }
 
 // stream returns the response under sub.StreamKey, calling the model only
@@ -214,6 +232,10 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 		next.Phase, next.ToolRequests, queue = contracts.PhaseTools, resp.ToolCalls, contracts.QueueTools
 	} else {
 		next.Phase, next.Result = contracts.PhaseCommit, resp.Text
+		if e.Batch != nil { // one transaction: the commit is part of this write, no hop
+			next.Phase = contracts.PhaseCommitted
+			return e.finish(ctx, sub, next)
+		}
 	}
 	owner := ""
 	if queue == contracts.QueueTools {

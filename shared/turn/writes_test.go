@@ -11,18 +11,19 @@ import (
 
 // maxTurnCommits is what one bench turn (accept, model → tools → model →
 // commit) costs the embedded store in committed write transactions: accept
-// 1; the first model phase 4 (the queue receive, the lease, the stream's
-// tail with its completion marker — on its own, so a finished stream is
-// never bought twice — and the closing batch: assistant node, the advance
-// carrying the tools phase's lease (journal.AdvanceLeased), the next
-// phase's send, claimed for this worker (worker.Pool.Chain) by rewriting
-// the handled message's row (sqlite Forward: nothing left to delete)); the
-// tools phase 1 (the read-only call's started marker, its result, the tool
-// node, the advance with the next lease, the send); the second model
-// phase 2 (stream tail, closing batch); commit 1 (the whole phase). A
-// change that adds a write fails here, in review, rather than in a
-// benchmark nobody reads.
-const maxTurnCommits = 9
+// 1; the first model phase 3 (the queue receive, the lease, and the
+// closing batch: the stream's tail with its completion marker, the
+// assistant node, the advance carrying the tools phase's lease
+// (journal.AdvanceLeased), the next phase's send, claimed for this worker
+// (worker.Pool.Chain) by rewriting the handled message's row (sqlite
+// Forward: nothing left to delete)); the tools phase 1 (the read-only
+// call's started marker, its result, the tool node, the advance with the
+// next lease, the send); the second model phase 1 (stream tail,
+// completion, assistant node and the whole commit: a final answer commits
+// in the model phase's own write where the store batches). A change that
+// adds a write fails here, in review, rather than in a benchmark nobody
+// reads.
+const maxTurnCommits = 6
 
 func TestTurnCommits(t *testing.T) {
 	h := enginetest.New(t)

@@ -155,7 +155,7 @@ func TestARunIsATraceItsNodesLinkedTraces(t *testing.T) {
 				phases++
 			}
 		}
-		if phases < 2 {
+		if phases < 1 { // its model phase, which commits the answer in its own write (the embedded store batches)
 			t.Errorf("node %s: %d phase spans in its trace", id, phases)
 		}
 	}

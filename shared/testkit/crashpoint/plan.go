@@ -39,6 +39,9 @@ type Point struct {
 	// InBatch: the write is inside a batch (Ports.Batch), so a crash after
 	// it still loses it: nothing of a batch is durable before its commit.
 	InBatch bool
+	// Batched, for a fired point inside a batch: the ops of the batch up
+	// to and including this one (none of them durable yet).
+	Batched []string
 }
 
 // Plan is shared by every decorator of one Wrap. Set K and Before before the
@@ -121,7 +124,7 @@ func (p *Plan) write(ctx context.Context, op, key string, do func()) {
 	crash := p.arm(op, key)
 	if crash && in {
 		p.mu.Lock()
-		p.fired.InBatch = true
+		p.fired.InBatch, p.fired.Batched = true, ops.list()
 		p.mu.Unlock()
 	}
 	if crash && p.Before {

@@ -80,6 +80,12 @@ func (o *batchOps) add(op string) {
 	o.mu.Unlock()
 }
 
+func (o *batchOps) list() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.ops...)
+}
+
 func (o *batchOps) key() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
