@@ -23,6 +23,10 @@ type Config struct {
 	Events     contracts.EventLog
 	Registry   contracts.ToolRegistry
 	Wake       func() <-chan struct{} // fires on event appends (may be nil)
+	// WakeFor waits for the next append to one submission's events: the
+	// channel it closes and the function that ends the wait (may be nil:
+	// Wake then).
+	WakeFor func(submissionID string) (<-chan struct{}, func())
 	// Authenticate finds who makes a request (a bearer token's principal
 	// locally, the API Gateway authorizer's caller on AWS). An error
 	// wrapping ErrPermission is a 401; nil Authenticate refuses every

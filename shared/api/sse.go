@@ -156,6 +156,15 @@ func (s *server) wake() <-chan struct{} {
 	return s.Wake()
 }
 
+// wakeFor waits for the next append to submission sid's events (WakeFor;
+// Wake without it): the channel and the function that ends the wait.
+func (s *server) wakeFor(sid string) (<-chan struct{}, func()) {
+	if s.WakeFor != nil {
+		return s.WakeFor(sid)
+	}
+	return s.wake(), func() {}
+}
+
 // streamEvents streams submission sid's events after the resume point,
 // then "end" (with the terminal phase) once the turn ended.
 func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, sid string) {
@@ -171,40 +180,52 @@ func (s *server) streamEvents(w http.ResponseWriter, r *http.Request, sid string
 	out := startSSE(w)
 	wt := &waiter{s: s, r: r, out: out, deadline: streamEnd(r), idle: time.Now()}
 	for {
-		wake := s.wake()
-		sub, err := s.Journal.GetSubmission(s.ctx(r), sid) // record first: its end event is written before it
-		if err != nil {
-			b, _ := s.errorOf(r, err)
-			_ = out.message("", "error", b)
+		wake, done := s.wakeFor(sid)
+		if !s.streamRound(wt, out, sid, &after, wake) {
+			done()
 			return
 		}
-		evs, err := s.Events.ListEvents(s.ctx(r), sid, after, MaxEventsPage)
-		if err != nil {
-			b, _ := s.errorOf(r, err)
-			_ = out.message("", "error", b)
-			return
-		}
-		for _, ev := range evs {
-			if out.message(strconv.FormatInt(ev.Seq, 10), string(ev.Type), ev) != nil {
-				return
-			}
-			after = ev.Seq
-			wt.idle = time.Now()
-		}
-		if len(evs) == MaxEventsPage {
-			continue // more are waiting
-		}
-		if sub.Phase.Terminal() {
-			_ = out.message("", "end", map[string]any{"phase": sub.Phase, "next": after})
-			return
-		}
-		if ok, ended := wt.wait(wake); !ok {
-			if ended != "" {
-				_ = out.message("", ended, map[string]any{"next": after})
-			}
-			return
-		}
+		done()
 	}
+}
+
+// streamRound sends what is new of sid's events and waits for more; false
+// when the stream ended.
+func (s *server) streamRound(wt *waiter, out *sseWriter, sid string, after *int64, wake <-chan struct{}) bool {
+	r := wt.r
+	sub, err := s.Journal.GetSubmission(s.ctx(r), sid) // record first: its end event is written before it
+	if err != nil {
+		b, _ := s.errorOf(r, err)
+		_ = out.message("", "error", b)
+		return false
+	}
+	evs, err := s.Events.ListEvents(s.ctx(r), sid, *after, MaxEventsPage)
+	if err != nil {
+		b, _ := s.errorOf(r, err)
+		_ = out.message("", "error", b)
+		return false
+	}
+	for _, ev := range evs {
+		if out.message(strconv.FormatInt(ev.Seq, 10), string(ev.Type), ev) != nil {
+			return false
+		}
+		*after = ev.Seq
+		wt.idle = time.Now()
+	}
+	if len(evs) == MaxEventsPage {
+		return true // more are waiting
+	}
+	if sub.Phase.Terminal() {
+		_ = out.message("", "end", map[string]any{"phase": sub.Phase, "next": *after})
+		return false
+	}
+	if ok, ended := wt.wait(wake); !ok {
+		if ended != "" {
+			_ = out.message("", ended, map[string]any{"next": *after})
+		}
+		return false
+	}
+	return true
 }
 
 // sessionEvents streams every turn of a session, oldest first, and goes on

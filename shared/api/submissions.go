@@ -170,23 +170,23 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
 	for {
-		var wake <-chan struct{}
-		if s.Wake != nil {
-			wake = s.Wake()
-		}
+		wake, done := s.wakeFor(sid)
 		// Record first, then events: a terminal record's end event is
 		// written before it, so this order never reports done without it.
 		sub, err := s.Journal.GetSubmission(s.ctx(r), sid)
 		if err != nil {
+			done()
 			s.fail(w, r, err)
 			return
 		}
 		evs, err := s.Events.ListEvents(s.ctx(r), sid, after, limit)
 		if err != nil {
+			done()
 			s.fail(w, r, err)
 			return
 		}
 		if len(evs) > 0 || sub.Phase.Terminal() || wait == 0 {
+			done()
 			cut := fit(evs, MaxPageBytes)
 			resp := eventsResponse{Events: evs[:cut], Next: after, Phase: sub.Phase}
 			if resp.Events == nil {
@@ -203,6 +203,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			poll.Stop()
+			done()
 			return
 		case <-deadline.C:
 			wait = 0
@@ -210,6 +211,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		case <-poll.C:
 		}
 		poll.Stop()
+		done()
 	}
 }
 

@@ -93,9 +93,10 @@ type Runtime struct {
 	Workers *worker.Pool
 	API     http.Handler
 	// QueueSignals fire on every Send to their queue; EventSignal on every
-	// event append.
-	QueueSignals *worker.Signals
-	EventSignal  *worker.Signal
+	// event append; SubmissionSignals on an append to that submission.
+	QueueSignals      *worker.Signals
+	EventSignal       *worker.Signal
+	SubmissionSignals *worker.KeyedSignal
 }
 
 // New builds the runtime from a backend's ports.
@@ -113,9 +114,9 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	if cfg.DefaultModel == "" {
 		cfg.DefaultModel = "scripted:plain"
 	}
-	rt := &Runtime{Ports: p, Config: cfg, QueueSignals: &worker.Signals{}, EventSignal: &worker.Signal{}}
+	rt := &Runtime{Ports: p, Config: cfg, QueueSignals: &worker.Signals{}, EventSignal: &worker.Signal{}, SubmissionSignals: &worker.KeyedSignal{}}
 	q := worker.NotifyQueue{Queue: p.Queue, Signals: rt.QueueSignals}
-	ev := worker.NotifyEvents{EventLog: p.Events, Signal: rt.EventSignal}
+	ev := worker.NotifyEvents{EventLog: p.Events, Signal: rt.EventSignal, Submissions: rt.SubmissionSignals}
 	var batch contracts.Batcher
 	if p.Batch != nil {
 		batch = worker.DeferredBatcher{Batcher: p.Batch}
@@ -145,7 +146,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	}
 	rt.API = api.New(api.Config{
 		Engine: rt.Engine, Journal: p.Journal, Transcript: p.Transcript, Events: ev, Registry: p.Registry,
-		Wake: rt.EventSignal.Wait, Authenticate: cfg.Authenticate, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
+		Wake: rt.EventSignal.Wait, WakeFor: rt.SubmissionSignals.Wait, Authenticate: cfg.Authenticate, DefaultModel: cfg.DefaultModel, Log: cfg.Log,
 		Workflow: rt.workflowAPI(), MCP: cfg.MCPServer,
 		Console: rt.console(),
 	})

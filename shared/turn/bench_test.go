@@ -94,28 +94,30 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 					b.Error(err)
 					return
 				}
-				wake := h.RT.EventSignal.Wait()
 				sub, _, err := h.RT.Engine.Accept(ctx, sess.ID, "go", "")
 				if err != nil {
 					b.Error(err)
 					return
 				}
+				// Wait as the API's long-poll does: on the turn's own
+				// events (the end event commits with the terminal write).
 				for {
+					wake, done := h.RT.SubmissionSignals.Wait(sub.ID)
 					got, err := h.Store.GetSubmission(ctx, sub.ID)
 					if err != nil {
+						done()
 						b.Error(err)
 						return
 					}
 					if got.Phase.Terminal() {
+						done()
 						break
 					}
-					// the end event is written just before the terminal
-					// advance, so also re-check shortly after a wake-up
 					select {
 					case <-wake:
-					case <-time.After(2 * time.Millisecond):
+					case <-time.After(50 * time.Millisecond): // a guard only: every append wakes
 					}
-					wake = h.RT.EventSignal.Wait()
+					done()
 				}
 			}
 		}()

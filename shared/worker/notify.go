@@ -34,6 +34,64 @@ func (s *Signal) Fire() {
 	}
 }
 
+// KeyedSignal is a broadcast wake-up per key (a submission id) that holds
+// only keys someone waits on: Wait registers a waiter and returns the
+// channel the key's next Fire closes with the function that unregisters
+// it (call it when done waiting); Fire of a key nobody waits on is a
+// no-op, so keys never pile up.
+type KeyedSignal struct {
+	mu sync.Mutex
+	m  map[string]*keyed
+}
+
+type keyed struct {
+	ch      chan struct{}
+	waiters int
+}
+
+// Wait returns the channel the next Fire of key closes and the function
+// that ends this wait.
+func (s *KeyedSignal) Wait(key string) (<-chan struct{}, func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]*keyed{}
+	}
+	k := s.m[key]
+	if k == nil {
+		k = &keyed{ch: make(chan struct{})}
+		s.m[key] = k
+	}
+	k.waiters++
+	var once sync.Once
+	return k.ch, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if k.waiters--; k.waiters == 0 && s.m[key] == k {
+				delete(s.m, key)
+			}
+		})
+	}
+}
+
+// Fire wakes every current waiter of key.
+func (s *KeyedSignal) Fire(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k := s.m[key]; k != nil {
+		close(k.ch)
+		delete(s.m, key)
+	}
+}
+
+// Waiting is how many keys have waiters.
+func (s *KeyedSignal) Waiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
 // Signals is one Signal per name (queue), created on first use.
 type Signals struct {
 	m sync.Map // name → *Signal
@@ -75,18 +133,30 @@ func (n NotifyQueue) Send(ctx context.Context, queue string, m contracts.Message
 	return nil
 }
 
-// NotifyEvents wraps an EventLog and fires Signal after every append, so
-// long-polling readers return as soon as progress is written.
+// NotifyEvents wraps an EventLog and fires Signal after every append, and
+// Submissions (if set) for each submission appended to, so long-polling
+// readers return as soon as progress is written — a reader of one
+// submission's events waits on its own key, not on every turn's.
 type NotifyEvents struct {
 	contracts.EventLog
-	Signal *Signal
+	Signal      *Signal
+	Submissions *KeyedSignal
 }
 
-// AppendEvent forwards and fires the signal.
+// AppendEvent forwards and fires the signals.
 func (n NotifyEvents) AppendEvents(ctx context.Context, evs ...contracts.Event) error {
 	if err := n.EventLog.AppendEvents(ctx, evs...); err != nil {
 		return err
 	}
-	fire(ctx, n.Signal.Fire)
+	if n.Signal != nil {
+		fire(ctx, n.Signal.Fire)
+	}
+	if n.Submissions != nil {
+		for i, ev := range evs {
+			if i == 0 || ev.SubmissionID != evs[i-1].SubmissionID {
+				fire(ctx, func() { n.Submissions.Fire(ev.SubmissionID) })
+			}
+		}
+	}
 	return nil
 }

@@ -160,3 +160,74 @@ func queueSignal(qs *worker.Signals, _ *worker.Signal) *worker.Signal {
 	return qs.Of(contracts.QueueModel)
 }
 func eventSignal(_ *worker.Signals, s *worker.Signal) *worker.Signal { return s }
+
+// TestKeyedSignal: a key's Fire wakes its waiters only; a key is held only
+// while someone waits on it (a Fire, or the last waiter's done, drops it),
+// so keys of ended waits never pile up.
+func TestKeyedSignal(t *testing.T) {
+	var s worker.KeyedSignal
+	s.Fire("a") // nobody waits: a no-op, not remembered
+	a1, done1 := s.Wait("a")
+	a2, done2 := s.Wait("a")
+	b, doneB := s.Wait("b")
+	if a1 != a2 || closed(a1) || s.Waiting() != 2 {
+		t.Fatalf("two waits of a: one open channel, two keys held (%d)", s.Waiting())
+	}
+	s.Fire("a")
+	if !closed(a1) || closed(b) {
+		t.Fatal("a's Fire must wake a's waiters and not b's")
+	}
+	done1()
+	done2()
+	done2() // twice: counted once
+	if s.Waiting() != 1 {
+		t.Fatalf("%d keys held after a fired, want b only", s.Waiting())
+	}
+	doneB() // b's wait ends without a Fire
+	if s.Waiting() != 0 {
+		t.Fatalf("%d keys held after every wait ended", s.Waiting())
+	}
+	next, done := s.Wait("a")
+	defer done()
+	if closed(next) {
+		t.Fatal("a new wait after a Fire must not be woken by it")
+	}
+}
+
+// TestNotifyEventsWakesEachSubmissionAfterCommit: an append wakes the
+// waiters of each submission it appends to — after its batch committed —
+// and nobody else's.
+func TestNotifyEventsWakesEachSubmissionAfterCommit(t *testing.T) {
+	keyed := &worker.KeyedSignal{}
+	n := worker.NotifyEvents{EventLog: nopEvents{}, Submissions: keyed}
+	a, doneA := keyed.Wait("sub_a")
+	defer doneA()
+	b, doneB := keyed.Wait("sub_b")
+	defer doneB()
+	c, doneC := keyed.Wait("sub_c")
+	defer doneC()
+	batch := worker.DeferredBatcher{Batcher: inlineBatch{}}
+	err := batch.Batch(context.Background(), func(ctx context.Context) error {
+		if err := n.AppendEvents(ctx, contracts.Event{SubmissionID: "sub_a"}, contracts.Event{SubmissionID: "sub_a"}, contracts.Event{SubmissionID: "sub_b"}); err != nil {
+			return err
+		}
+		if closed(a) || closed(b) {
+			t.Error("woken before the batch committed")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !closed(a) || !closed(b) || closed(c) {
+		t.Fatalf("after commit: a %v b %v c %v, want a and b woken, c not", closed(a), closed(b), closed(c))
+	}
+}
+
+type nopEvents struct{ contracts.EventLog }
+
+func (nopEvents) AppendEvents(context.Context, ...contracts.Event) error { return nil }
+
+type inlineBatch struct{}
+
+func (inlineBatch) Batch(ctx context.Context, fn func(context.Context) error) error { return fn(ctx) }

@@ -172,10 +172,16 @@ func (s *Store) UpdateSubmission(ctx context.Context, sub contracts.Submission, 
 
 // ListSubmissions returns a session's submissions ordered by id.
 func (s *Store) ListSubmissions(ctx context.Context, sessionID string, phase contracts.Phase, limit int) ([]contracts.Submission, error) {
-	// By phase through its own index: the next waiting turn of a long
-	// session is found without scanning the turns it already ran.
+	// The waiting ones through their own index (the literal phase lets the
+	// planner use it): the next waiting turn of a long session is found
+	// without scanning the turns it already ran. Another phase is filtered
+	// from the session's.
 	q, args := `SELECT body FROM submissions WHERE session_id = ? ORDER BY id LIMIT ?`, []any{sessionID, limitArg(limit)}
-	if phase != "" {
+	switch phase {
+	case "":
+	case contracts.PhaseAccepted:
+		q = `SELECT body FROM submissions WHERE session_id = ? AND phase = 'ACCEPTED' ORDER BY id LIMIT ?`
+	default:
 		q, args = `SELECT body FROM submissions WHERE session_id = ? AND phase = ? ORDER BY id LIMIT ?`, []any{sessionID, phase, limitArg(limit)}
 	}
 	rows, err := s.query(ctx, q, args...)

@@ -19,7 +19,7 @@ import (
 
 // schemaVersion is stored in PRAGMA user_version. Bump it (and add a
 // migration step to migrate) whenever the schema changes incompatibly.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // Options configures a Store. The zero value is usable.
 type Options struct {
@@ -124,9 +124,12 @@ CREATE TABLE IF NOT EXISTS submissions (
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_idem
 	ON submissions (session_id, idempotency_key) WHERE idempotency_key != '';
 CREATE INDEX IF NOT EXISTS submissions_session ON submissions (session_id, id);
-CREATE INDEX IF NOT EXISTS submissions_phase ON submissions (session_id, phase, id);
-CREATE INDEX IF NOT EXISTS submissions_unfinished
-	ON submissions (updated_at, id) WHERE terminal = 0;
+-- Partial indexes whose keys never change while a row is in them: a
+-- phase's write of its record (phase, version, updated_at) moves no index
+-- entry. A submission is in submissions_waiting while ACCEPTED and in
+-- submissions_open until it ends.
+CREATE INDEX IF NOT EXISTS submissions_waiting ON submissions (session_id, id) WHERE phase = 'ACCEPTED';
+CREATE INDEX IF NOT EXISTS submissions_open ON submissions (id) WHERE terminal = 0;
 CREATE TABLE IF NOT EXISTS tool_records (
 	submission_id TEXT NOT NULL,
 	step          INTEGER NOT NULL,
@@ -223,6 +226,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		if _, err := tx.ExecContext(ctx, schema); err != nil {
 			return fmt.Errorf("creating schema: %w", err)
+		}
+		if v < 2 { // 1 → 2: the moving submission indexes gave way to submissions_waiting and submissions_open
+			if _, err := tx.ExecContext(ctx, "DROP INDEX IF EXISTS submissions_phase; DROP INDEX IF EXISTS submissions_unfinished"); err != nil {
+				return fmt.Errorf("migrating schema 1 → 2: %w", err)
+			}
 		}
 		if v != schemaVersion {
 			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {

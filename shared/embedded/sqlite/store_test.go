@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -348,6 +349,73 @@ func TestLongPath(t *testing.T) {
 		orphan := put(fmt.Sprint("orphan", n), n, "gone")
 		if _, err := s.Path(ctx, orphan); !errors.Is(err, contracts.ErrNotFound) {
 			t.Errorf("Path(%d nodes below a missing root): err = %v, want ErrNotFound", n, err)
+		}
+	}
+}
+
+// TestSubmissionIndexesDoNotMove: the queries that find a session's next
+// waiting turn and the unfinished turns read partial indexes whose keys a
+// phase's write never changes (schema 2), and a schema-1 file migrates:
+// its moving indexes are dropped, its rows kept.
+func TestSubmissionIndexesDoNotMove(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// what schema 1 had of submissions, with one row
+	for _, q := range []string{
+		`CREATE TABLE submissions (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, phase TEXT NOT NULL,
+			version INTEGER NOT NULL, updated_at INTEGER NOT NULL, terminal INTEGER NOT NULL, body BLOB NOT NULL)`,
+		`CREATE INDEX submissions_phase ON submissions (session_id, phase, id)`,
+		`CREATE INDEX submissions_unfinished ON submissions (updated_at, id) WHERE terminal = 0`,
+		`INSERT INTO submissions VALUES ('sub-old', 'sess', '', 'ACCEPTED', 1, 1, 0, '{"id":"sub-old","session_id":"sess","phase":"ACCEPTED","version":1}')`,
+		`PRAGMA user_version = 1`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s := openAt(t, path, sqlite.Options{})
+	waiting, err := s.ListSubmissions(ctx, "sess", contracts.PhaseAccepted, 1)
+	if err != nil || len(waiting) != 1 || waiting[0].ID != "sub-old" {
+		t.Fatalf("the migrated file's waiting turn: %v %v", waiting, err)
+	}
+	db, err = sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 2 {
+		t.Fatalf("user_version %d %v, want 2", v, err)
+	}
+	var old int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('submissions_phase', 'submissions_unfinished')`).Scan(&old); err != nil || old != 0 {
+		t.Fatalf("%d schema-1 indexes left (%v)", old, err)
+	}
+	for q, want := range map[string]string{
+		`SELECT body FROM submissions WHERE session_id = 'sess' AND phase = 'ACCEPTED' ORDER BY id LIMIT 1`: "submissions_waiting",
+		`SELECT body FROM submissions WHERE terminal = 0 ORDER BY updated_at, id LIMIT 10`:                  "submissions_open",
+	} {
+		rows, err := db.Query("EXPLAIN QUERY PLAN " + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := ""
+		for rows.Next() {
+			var id, parent, notused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan += detail + "; "
+		}
+		rows.Close()
+		if !strings.Contains(plan, want) {
+			t.Errorf("%s: plan %q, want it to use %s", q, plan, want)
 		}
 	}
 }
