@@ -235,7 +235,7 @@ func (e *Engine) begin(ctx context.Context, sess contracts.Session, sub contract
 		ID: ids.Node(sub.ID, 0, contracts.RoleUser), Parent: parent, SessionID: sess.ID, SubmissionID: sub.ID,
 		Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: sub.Prompt}}, CreatedAt: sub.CreatedAt,
 	}
-	if err := e.Transcript.PutNode(ctx, node); err != nil {
+	if err := e.putNode(ctx, node); err != nil {
 		return fmt.Errorf("writing user node of submission %s: %w", sub.ID, err)
 	}
 	next := sub
@@ -247,6 +247,7 @@ func (e *Engine) begin(ctx context.Context, sess contracts.Session, sub contract
 	if err != nil {
 		return err
 	}
+	e.advanced(ctx, node.ID)
 	// Its first phase joins its own trace, also when it starts after the
 	// session's previous turn (StartNext, from that turn's commit).
 	return e.Enqueue(telemetry.Extract(ctx, sub.Trace), contracts.QueueModel, sub, "")

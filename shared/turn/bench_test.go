@@ -63,17 +63,24 @@ func benchAgentStep(b *testing.B, fresh bool) {
 }
 
 // BenchmarkConcurrentSessions runs turns in 8 sessions at once through the
-// worker pool (as `cairn dev` does) and reports turns and agent steps per
-// second (each turn: 2 model steps, 1 tool step, commit).
+// worker pool (as `cairn dev` does), each session's turns one after
+// another, and reports turns and agent steps per second (each turn: 2
+// model steps, 1 tool step, commit).
 func BenchmarkConcurrentSessions(b *testing.B) {
 	h := enginetest.New(b)
+	const sessions = 8
+	spec := contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}}
+	lanes := make([]contracts.Session, sessions)
+	for i := range lanes {
+		lanes[i] = h.Session(spec)
+		h.Submit(lanes[i].ID, "warm up") // its workspace, before the clock starts
+	}
+	h.Drain()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	h.RT.Workers.Concurrency = 2
 	go func() { h.RT.Workers.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	const sessions = 8
-	spec := contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}}
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	start := time.Now()
@@ -86,14 +93,13 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// One session per lane, its turns one after another (a
+			// conversation's next turns, as BenchmarkAgentStepInSession):
+			// its workspace exists after the first turn, as the peers'
+			// tool directory does; a session's creation and first
+			// workspace are BenchmarkAgentStep's.
+			sess := lanes[i]
 			for range n {
-				// a fresh session per turn (8 lanes at once): transcript
-				// growth is not per-step overhead
-				sess, err := h.RT.Engine.CreateSession(ctx, "bench", spec)
-				if err != nil {
-					b.Error(err)
-					return
-				}
 				sub, _, err := h.RT.Engine.Accept(ctx, sess.ID, "go", "")
 				if err != nil {
 					b.Error(err)

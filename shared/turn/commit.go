@@ -57,6 +57,9 @@ func (e *Engine) finish(ctx context.Context, cur, next contracts.Submission) err
 		if e.lost(ctx, err) {
 			return false, nil
 		}
+		if err == nil {
+			e.advanced(ctx, next.Leaf) // a final answer's node, written in the same batch
+		}
 		return err == nil, err
 	}
 	if first {

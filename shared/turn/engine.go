@@ -242,7 +242,15 @@ func (e *Engine) batch(ctx context.Context, fn func(ctx context.Context) error) 
 	if e.Batch == nil {
 		return fn(ctx)
 	}
-	return e.Batch.Batch(ctx, fn)
+	if _, in := ctx.Value(wroteKey{}).(*wrote); in { // joins the batch it runs in
+		return e.Batch.Batch(ctx, fn)
+	}
+	w := &wrote{}
+	if err := e.Batch.Batch(context.WithValue(ctx, wroteKey{}, w), fn); err != nil {
+		return err
+	}
+	e.paths.grow(w.kept) // committed: the nodes it wrote and advanced to extend the cached paths
+	return nil
 }
 
 // ack consumes the message the handler runs for as part of the current

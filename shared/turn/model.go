@@ -215,7 +215,7 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 	for i := range resp.ToolCalls {
 		node.Blocks = append(node.Blocks, contracts.Block{Type: contracts.BlockToolUse, ToolCall: &resp.ToolCalls[i]})
 	}
-	if err := e.Transcript.PutNode(ctx, node); err != nil {
+	if err := e.putNode(ctx, node); err != nil {
 		return fmt.Errorf("writing assistant node of submission %s step %d: %w", sub.ID, sub.Step, err)
 	}
 	next := sub
@@ -248,6 +248,7 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 	if err != nil {
 		return err
 	}
+	e.advanced(ctx, node.ID)
 	if err := e.Enqueue(ctx, queue, sub, ""); err != nil {
 		return err
 	}

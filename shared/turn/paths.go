@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -16,6 +17,12 @@ import (
 // nodes added since (a step adds two: the assistant's and the tools'). A
 // miss — the first step in this process, a fork, an evicted session — reads
 // the path whole, as before.
+//
+// In one transaction (Deps.Batch) the engine also extends the cache with
+// the nodes it writes itself, once the write that holds both the node and
+// the advance onto it has committed: a won advance from the version the
+// phase read means no other write made that node, so the stored node is
+// the one in hand and the next step reads nothing.
 const (
 	// pathWalk bounds the nodes read one by one before a whole read is
 	// cheaper.
@@ -140,4 +147,70 @@ func (c *pathCache) touch(sessionID string) {
 		}
 	}
 	c.order = append(c.order, sessionID)
+}
+
+// wrote collects, within one batch, the nodes the engine wrote (tentative)
+// and those whose advance it won (kept, in write order).
+type wrote struct {
+	tentative []contracts.Node
+	kept      []contracts.Node
+}
+
+type wroteKey struct{}
+
+// putNode writes n and, in a batch, notes it for the path cache.
+func (e *Engine) putNode(ctx context.Context, n contracts.Node) error {
+	if err := e.Transcript.PutNode(ctx, n); err != nil {
+		return err
+	}
+	if w, ok := ctx.Value(wroteKey{}).(*wrote); ok {
+		w.tentative = append(w.tentative, n)
+	}
+	return nil
+}
+
+// advanced notes that the submission now points at leaf, by a conditional
+// write this batch won: a node of that id it wrote is the stored one.
+func (e *Engine) advanced(ctx context.Context, leaf string) {
+	w, ok := ctx.Value(wroteKey{}).(*wrote)
+	if !ok {
+		return
+	}
+	for i, n := range w.tentative {
+		if n.ID == leaf {
+			w.kept = append(w.kept, n)
+			w.tentative = append(w.tentative[:i], w.tentative[i+1:]...)
+			return
+		}
+	}
+}
+
+// grow extends each cached path whose leaf is a kept node's parent. A node
+// goes through JSON as the store keeps it, so a hit hands out what a read
+// would (times in the stored form, empty fields dropped).
+func (c *pathCache) grow(nodes []contracts.Node) {
+	for _, n := range nodes {
+		cp, ok := c.peek(n.SessionID)
+		if !ok || cp.leaf != n.Parent {
+			continue
+		}
+		body, err := json.Marshal(n)
+		if err != nil {
+			continue
+		}
+		var stored contracts.Node
+		if json.Unmarshal(body, &stored) != nil {
+			continue
+		}
+		c.extend(n.SessionID, cp, n.ID, []contracts.Node{stored})
+	}
+}
+
+// peek is get without touching the recency order.
+func (c *pathCache) peek(sessionID string) (cachedPath, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp, ok := c.paths[sessionID]
+	cp.nodes = cp.nodes[:len(cp.nodes):len(cp.nodes)]
+	return cp, ok
 }

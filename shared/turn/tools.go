@@ -414,7 +414,7 @@ func (e *Engine) recordTools(ctx context.Context, sub contracts.Submission, resu
 	for i := range results {
 		node.Blocks = append(node.Blocks, contracts.Block{Type: contracts.BlockToolResult, ToolResult: &results[i]})
 	}
-	if err := e.Transcript.PutNode(ctx, node); err != nil {
+	if err := e.putNode(ctx, node); err != nil {
 		return fmt.Errorf("writing tool node of submission %s step %d: %w", sub.ID, sub.Step, err)
 	}
 	next := sub
@@ -429,6 +429,7 @@ func (e *Engine) recordTools(ctx context.Context, sub contracts.Submission, resu
 	if err != nil {
 		return err
 	}
+	e.advanced(ctx, node.ID)
 	if err := e.Enqueue(ctx, contracts.QueueModel, sub, ""); err != nil {
 		return err
 	}
