@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -15,8 +14,8 @@ type batchKey struct{}
 
 // batch is one Batch's transaction, carried by the context its fn is given.
 type batch struct {
-	s  *Store
-	tx *sql.Tx
+	s *Store
+	w *writer // the writer connection, in the batch's transaction
 }
 
 // batchOf returns the batch of this store that ctx is part of, if any.
@@ -40,8 +39,8 @@ func (s *Store) Batch(ctx context.Context, fn func(ctx context.Context) error) (
 	if s.batchOf(ctx) != nil {
 		return fn(ctx)
 	}
-	return s.transact(ctx, func(tx *sql.Tx) error {
-		return fn(context.WithValue(ctx, batchKey{}, &batch{s: s, tx: tx}))
+	return s.transact(ctx, func(w *writer) error {
+		return fn(context.WithValue(ctx, batchKey{}, &batch{s: s, w: w}))
 	})
 }
 
@@ -49,11 +48,11 @@ func (s *Store) Batch(ctx context.Context, fn func(ctx context.Context) error) (
 // statements are prepared once, like every other (a batch runs several
 // savepoints per phase: parsing them each time cost more than the commits
 // the batch saves).
-func (b *batch) savepoint(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (b *batch) savepoint(ctx context.Context, fn func(tx *writer) error) error {
 	if err := b.run(ctx, "SAVEPOINT w"); err != nil {
 		return fmt.Errorf("beginning savepoint: %w", err)
 	}
-	if err := fn(b.tx); err != nil {
+	if err := fn(b.w); err != nil {
 		rerr := b.run(ctx, "ROLLBACK TO w")
 		xerr := b.run(ctx, "RELEASE w")
 		return errors.Join(err, rerr, xerr)
@@ -66,11 +65,7 @@ func (b *batch) savepoint(ctx context.Context, fn func(tx *sql.Tx) error) error 
 
 // run executes one cached statement in the batch's transaction.
 func (b *batch) run(ctx context.Context, q string) error {
-	st, err := b.s.txStmt(ctx, b.tx, q)
-	if err != nil {
-		return err
-	}
-	_, err = st.ExecContext(quiet(ctx))
+	_, err := b.w.exec(ctx, q)
 	return err
 }
 

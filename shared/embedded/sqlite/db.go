@@ -43,18 +43,14 @@ func (s *Store) unlock() { <-s.wsem }
 // exec runs one write statement (atomic on its own) under the writer slot,
 // or inside the caller's Batch.
 func (s *Store) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return nil, err
-	}
 	if b := s.batchOf(ctx); b != nil {
-		return b.tx.StmtContext(ctx, st).ExecContext(quiet(ctx), args...)
+		return b.w.exec(ctx, q, args...)
 	}
 	if err := s.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer s.unlock()
-	res, err := st.ExecContext(quiet(ctx), args...)
+	res, err := s.w.exec(ctx, q, args...)
 	if err == nil {
 		s.commits.Add(1)
 	}
@@ -92,15 +88,11 @@ func (s *Store) insertRows(ctx context.Context, head string, rows [][]any) error
 	if len(rows) <= rowsPerInsert {
 		return one(ctx, func(q string, args ...any) error { _, err := s.exec(ctx, q, args...); return err }, rows)
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *writer) error {
 		for len(rows) > 0 {
 			n := min(len(rows), rowsPerInsert)
 			err := one(ctx, func(q string, args ...any) error {
-				st, err := s.txStmt(ctx, tx, q)
-				if err != nil {
-					return err
-				}
-				_, err = st.ExecContext(quiet(ctx), args...)
+				_, err := tx.exec(ctx, q, args...)
 				return err
 			}, rows[:n])
 			if err != nil {
@@ -115,23 +107,23 @@ func (s *Store) insertRows(ctx context.Context, head string, rows [][]any) error
 // queryRow runs a read; WAL lets it proceed alongside a writer. Inside a
 // Batch it reads through the batch's transaction, so it sees its writes.
 func (s *Store) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error) {
+	if b := s.batchOf(ctx); b != nil {
+		return b.w.queryRow(ctx, q, args...)
+	}
 	st, err := s.stmt(ctx, q)
 	if err != nil {
 		return nil, err
-	}
-	if b := s.batchOf(ctx); b != nil {
-		return b.tx.StmtContext(ctx, st).QueryRowContext(quiet(ctx), args...), nil
 	}
 	return st.QueryRowContext(quiet(ctx), args...), nil
 }
 
 func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if b := s.batchOf(ctx); b != nil {
+		return b.w.query(ctx, q, args...)
+	}
 	st, err := s.stmt(ctx, q)
 	if err != nil {
 		return nil, err
-	}
-	if b := s.batchOf(ctx); b != nil {
-		return b.tx.StmtContext(ctx, st).QueryContext(quiet(ctx), args...)
 	}
 	return st.QueryContext(quiet(ctx), args...)
 }
@@ -140,51 +132,27 @@ func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 // its reads and writes are one atomic step across goroutines and processes.
 // Inside a Batch it is a savepoint of the batch's transaction: still all or
 // nothing, committed with the batch.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(tx *writer) error) error {
 	if b := s.batchOf(ctx); b != nil {
 		return b.savepoint(ctx, fn)
 	}
 	return s.transact(ctx, fn)
 }
 
-// transact runs fn in a BEGIN IMMEDIATE transaction under the writer slot
-// and commits it when fn returns nil; an error or a panic (which goes on)
-// rolls it back. write and Batch are both one.
-func (s *Store) transact(ctx context.Context, fn func(tx *sql.Tx) error) error {
+// transact runs fn in a BEGIN IMMEDIATE transaction on the writer
+// connection under the writer slot and commits it when fn returns nil; an
+// error or a panic (which goes on) rolls it back. write and Batch are both
+// one.
+func (s *Store) transact(ctx context.Context, fn func(tx *writer) error) error {
 	if err := s.lock(ctx); err != nil {
 		return err
 	}
 	defer s.unlock()
-	tx, err := s.db.BeginTx(quiet(ctx), nil)
-	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tx.Rollback() // fn panicked: nothing of it is written
-		}
-	}()
-	ferr := fn(tx)
-	done = true
-	if ferr != nil {
-		tx.Rollback()
-		return ferr
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing transaction: %w", err)
+	if err := s.w.transact(ctx, fn); err != nil {
+		return err
 	}
 	s.commits.Add(1)
 	return nil
-}
-
-// txStmt binds the cached statement for q to tx.
-func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
-	st, err := s.stmt(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	return tx.StmtContext(ctx, st), nil
 }
 
 // nanos encodes a time for an indexed column; the zero time is 0.

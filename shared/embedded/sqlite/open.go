@@ -38,6 +38,7 @@ type Options struct {
 // several processes opening the same file.
 type Store struct {
 	db    *sql.DB
+	w     *writer // the one writing connection (writer.go), used under wsem
 	opts  Options
 	wsem  chan struct{} // serialises this process's writers (see write)
 	stmts sync.Map      // query string → *sql.Stmt
@@ -82,14 +83,20 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
 	}
-	n := max(4, runtime.GOMAXPROCS(0))
+	n := max(4, runtime.GOMAXPROCS(0)) + 1 // the readers and the writer connection
 	db.SetMaxOpenConns(n)
 	db.SetMaxIdleConns(n)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
 
-	s := &Store{db: db, opts: opts, wsem: make(chan struct{}, 1)}
+	w, err := openWriter(context.Background(), db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
+	}
+	s := &Store{db: db, w: w, opts: opts, wsem: make(chan struct{}, 1)}
 	if err := s.migrate(context.Background()); err != nil {
+		w.close()
 		db.Close()
 		return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
 	}
@@ -102,6 +109,7 @@ func (s *Store) Close() error {
 		v.(*sql.Stmt).Close()
 		return true
 	})
+	s.w.close()
 	return s.db.Close()
 }
 
@@ -216,24 +224,24 @@ CREATE TABLE IF NOT EXISTS schedules (
 // migrate creates the schema idempotently under the write lock, so several
 // processes opening a fresh file at once do not race.
 func (s *Store) migrate(ctx context.Context) error {
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *writer) error {
 		var v int
-		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		if err := tx.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 			return fmt.Errorf("reading schema version: %w", err)
 		}
 		if v > schemaVersion {
 			return fmt.Errorf("schema version %d is newer than supported %d: %w", v, schemaVersion, contracts.ErrInvalid)
 		}
-		if _, err := tx.ExecContext(ctx, schema); err != nil {
+		if err := tx.script(ctx, schema); err != nil {
 			return fmt.Errorf("creating schema: %w", err)
 		}
 		if v < 2 { // 1 → 2: the moving submission indexes gave way to submissions_waiting and submissions_open
-			if _, err := tx.ExecContext(ctx, "DROP INDEX IF EXISTS submissions_phase; DROP INDEX IF EXISTS submissions_unfinished"); err != nil {
+			if err := tx.script(ctx, "DROP INDEX IF EXISTS submissions_phase; DROP INDEX IF EXISTS submissions_unfinished"); err != nil {
 				return fmt.Errorf("migrating schema 1 → 2: %w", err)
 			}
 		}
 		if v != schemaVersion {
-			if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+			if err := tx.script(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
 				return fmt.Errorf("writing schema version: %w", err)
 			}
 		}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -69,9 +68,9 @@ func (s *Store) send(ctx context.Context, queue string, m contracts.Message, cla
 	cutoff := now - int64(s.opts.DedupWindow)
 	prune := s.sends.Add(1)%dedupPruneEvery == 0
 	claimed, consumed := false, false
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *writer) error {
 		claimed, consumed = false, false
-		dedup, err := s.txStmt(ctx, tx, `INSERT INTO queue_dedup (queue, dedup_id, sent_at) VALUES (?, ?, ?)
+		dedup, err := tx.stmt(ctx, `INSERT INTO queue_dedup (queue, dedup_id, sent_at) VALUES (?, ?, ?)
 			ON CONFLICT (queue, dedup_id) DO UPDATE SET sent_at = excluded.sent_at WHERE sent_at <= ?`)
 		if err != nil {
 			return err
@@ -84,7 +83,7 @@ func (s *Store) send(ctx context.Context, queue string, m contracts.Message, cla
 			return nil // duplicate within the window: accepted and dropped
 		}
 		if prune {
-			if _, err := tx.ExecContext(quiet(ctx), `DELETE FROM queue_dedup WHERE sent_at <= ?`, cutoff); err != nil {
+			if _, err := tx.exec(ctx, `DELETE FROM queue_dedup WHERE sent_at <= ?`, cutoff); err != nil {
 				return err
 			}
 		}
@@ -95,7 +94,7 @@ func (s *Store) send(ctx context.Context, queue string, m contracts.Message, cla
 			}
 		}
 		if claim >= 0 {
-			busy, err := s.txStmt(ctx, tx, `SELECT EXISTS (SELECT 1 FROM queue_messages WHERE queue = ? AND group_id = ?)`)
+			busy, err := tx.stmt(ctx, `SELECT EXISTS (SELECT 1 FROM queue_messages WHERE queue = ? AND group_id = ?)`)
 			if err != nil {
 				return err
 			}
@@ -109,7 +108,7 @@ func (s *Store) send(ctx context.Context, queue string, m contracts.Message, cla
 		if claimed {
 			visible, count = now+int64(claim), 1
 		}
-		ins, err := s.txStmt(ctx, tx, `INSERT INTO queue_messages
+		ins, err := tx.stmt(ctx, `INSERT INTO queue_messages
 			(queue, group_id, body, sent_at, visible_at, receive_count, receipt)
 			VALUES (?, ?, ?, ?, ?, ?, '')`)
 		if err != nil {
@@ -126,7 +125,7 @@ func (s *Store) send(ctx context.Context, queue string, m contracts.Message, cla
 			}
 			d = contracts.Delivery{Message: m, ID: msgPrefix + strconv.FormatInt(id, 10), ReceiveCount: 1}
 			d.Receipt = d.ID + ".1." + rand.Text()
-			set, err := s.txStmt(ctx, tx, `UPDATE queue_messages SET receipt = ? WHERE id = ?`)
+			set, err := tx.stmt(ctx, `UPDATE queue_messages SET receipt = ? WHERE id = ?`)
 			if err != nil {
 				return err
 			}
@@ -147,14 +146,14 @@ func (s *Store) send(ctx context.Context, queue string, m contracts.Message, cla
 // other message of m's group is on queue (FIFO: it would go first; the
 // row keeps its id, older than any message the group has on queue since,
 // so the group's order holds). ok false: nothing was changed.
-func (s *Store) forward(ctx context.Context, tx *sql.Tx, from, receipt, queue string, m contracts.Message, body []byte, now, visible int64) (contracts.Delivery, bool, error) {
+func (s *Store) forward(ctx context.Context, tx *writer, from, receipt, queue string, m contracts.Message, body []byte, now, visible int64) (contracts.Delivery, bool, error) {
 	id, valid := receiptRow(receipt)
 	if !valid {
 		return contracts.Delivery{}, false, nil
 	}
 	d := contracts.Delivery{Message: m, ID: msgPrefix + strconv.FormatInt(id, 10), ReceiveCount: 1}
 	d.Receipt = d.ID + ".1." + rand.Text()
-	st, err := s.txStmt(ctx, tx, `UPDATE queue_messages
+	st, err := tx.stmt(ctx, `UPDATE queue_messages
 		SET queue = ?, group_id = ?, body = ?, sent_at = ?, visible_at = ?, receive_count = 1, receipt = ?
 		WHERE id = ? AND queue = ? AND receipt = ?
 		AND NOT EXISTS (SELECT 1 FROM queue_messages WHERE queue = ? AND group_id = ? AND id <> ?)`)
@@ -199,7 +198,7 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 	}
 
 	dlq := !strings.HasSuffix(queue, contracts.DLQ(""))
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *writer) error {
 		var ids []int64
 		for pass := 0; ; pass++ {
 			out, ids = out[:0], ids[:0]
@@ -213,7 +212,7 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 			if !spent || !dlq || pass > 0 {
 				break
 			}
-			dl, err := s.txStmt(ctx, tx, `UPDATE queue_messages
+			dl, err := tx.stmt(ctx, `UPDATE queue_messages
 				SET queue = ?, visible_at = ?, receive_count = 0, receipt = ''
 				WHERE queue = ? AND visible_at <= ? AND receive_count >= ?`)
 			if err != nil {
@@ -223,7 +222,7 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 				return fmt.Errorf("dead-lettering: %w", err)
 			}
 		}
-		upd, err := s.txStmt(ctx, tx, `UPDATE queue_messages
+		upd, err := tx.stmt(ctx, `UPDATE queue_messages
 			SET visible_at = ?, receive_count = ?, receipt = ? WHERE id = ?`)
 		if err != nil {
 			return err
@@ -246,8 +245,8 @@ func (s *Store) Receive(ctx context.Context, queue string, limit int, visibility
 // into out (with the receipt each gets) and ids; spent: one of them was
 // already received MaxReceives times (it is for the DLQ, not for a
 // receiver).
-func (s *Store) heads(ctx context.Context, tx *sql.Tx, queue string, now int64, limit int, out *[]contracts.Delivery, ids *[]int64) (spent bool, err error) {
-	sel, err := s.txStmt(ctx, tx, `SELECT id, body, receive_count FROM queue_messages
+func (s *Store) heads(ctx context.Context, tx *writer, queue string, now int64, limit int, out *[]contracts.Delivery, ids *[]int64) (spent bool, err error) {
+	sel, err := tx.stmt(ctx, `SELECT id, body, receive_count FROM queue_messages
 		WHERE queue = ? AND visible_at <= ?
 		AND id IN (SELECT MIN(id) FROM queue_messages WHERE queue = ? GROUP BY group_id)
 		ORDER BY id LIMIT ?`)
