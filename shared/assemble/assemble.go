@@ -144,6 +144,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 		Chain:  []string{contracts.QueueModel, contracts.QueueTools, contracts.QueueCommit}, // a turn's phases, not workflow wake-ups (they coalesce)
 		Queues: queues,
 	}
+	rt.Engine.Chain = worker.Chainer{Pool: rt.Workers} // an accept's first phase goes to the running pool (Chainer.Origin)
 	rt.API = api.New(api.Config{
 		Engine: rt.Engine, Journal: p.Journal, Transcript: p.Transcript, Events: ev, Registry: p.Registry,
 		Wake: rt.EventSignal.Wait, WakeFor: rt.SubmissionSignals.Wait, Authenticate: cfg.Authenticate, DefaultModel: cfg.DefaultModel, Log: cfg.Log,

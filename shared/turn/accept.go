@@ -12,7 +12,6 @@ import (
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/ids"
-	"github.com/cairnrun/cairn/shared/journal"
 	"github.com/cairnrun/cairn/shared/telemetry"
 )
 
@@ -77,6 +76,8 @@ func (e *Engine) AcceptWith(ctx context.Context, sessionID, prompt, idempotencyK
 	now := e.now()
 	var sub contracts.Submission
 	var created bool
+	ctx, handed := e.origin(ctx) // the start's first phase may run on this process's worker, its lease taken here
+	defer handed()
 	err = e.batch(ctx, func(ctx context.Context) error { // the submission and its start: one write
 		sub, created, err = e.Journal.CreateSubmission(ctx, contracts.Submission{
 			ID: e.IDs.New("sub"), SessionID: sessionID, IdempotencyKey: idempotencyKey, Prompt: prompt,
@@ -240,7 +241,8 @@ func (e *Engine) begin(ctx context.Context, sess contracts.Session, sub contract
 	}
 	next := sub
 	next.Phase, next.Step, next.Leaf, next.StartedAt, next.Resume = contracts.PhaseModel, 0, node.ID, now, ""
-	sub, err := journal.Advance(ctx, e.Journal, sub, next, now)
+	owner := e.chained(ctx, contracts.QueueModel) // its model phase runs here next: its lease goes in this write
+	sub, err := e.advance(ctx, sub, next, owner)
 	if e.lost(ctx, err) {
 		return nil
 	}
@@ -250,5 +252,8 @@ func (e *Engine) begin(ctx context.Context, sess contracts.Session, sub contract
 	e.advanced(ctx, node.ID)
 	// Its first phase joins its own trace, also when it starts after the
 	// session's previous turn (StartNext, from that turn's commit).
-	return e.Enqueue(telemetry.Extract(ctx, sub.Trace), contracts.QueueModel, sub, "")
+	if err := e.Enqueue(telemetry.Extract(ctx, sub.Trace), contracts.QueueModel, sub, ""); err != nil {
+		return err
+	}
+	return e.handOver(ctx, sub, next, owner)
 }

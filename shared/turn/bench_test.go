@@ -17,8 +17,10 @@ import (
 // step with the scripted model (no model latency) on the real SQLite
 // backend and local sandbox. One op is a whole two-step turn in a fresh
 // session: accept, model step 1 (asks for list_dir), the tool step, model
-// step 2 (answers), commit — every queue hop included. It reports the
-// median turn and the median per step (turn / 2 model steps).
+// step 2 (answers), commit — every queue hop included, run by the worker
+// pool as `cairn dev` runs it, the caller waiting for the end as the API's
+// long-poll does. It reports the median turn and the median per step
+// (turn / 2 model steps).
 func BenchmarkAgentStep(b *testing.B) { benchAgentStep(b, true) }
 
 // BenchmarkAgentStepInSession is BenchmarkAgentStep with every turn in one
@@ -30,6 +32,10 @@ func BenchmarkAgentStepInSession(b *testing.B) { benchAgentStep(b, false) }
 
 func benchAgentStep(b *testing.B, fresh bool) {
 	h := enginetest.New(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { h.RT.Workers.Run(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
 	durs := make([]time.Duration, 0, b.N)
 	var commits uint64
 	spec := contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}}
@@ -43,11 +49,13 @@ func benchAgentStep(b *testing.B, fresh bool) {
 		}
 		before := h.Store.Commits()
 		start := time.Now()
-		sub, _, err := h.RT.Engine.Accept(context.Background(), s.ID, "go", fmt.Sprint(i))
+		sub, _, err := h.RT.Engine.Accept(ctx, s.ID, "go", fmt.Sprint(i))
 		if err != nil {
 			b.Fatal(err)
 		}
-		h.Drain()
+		if err := awaitEnd(ctx, h, sub.ID); err != nil {
+			b.Fatal(err)
+		}
 		durs = append(durs, time.Since(start))
 		commits += h.Store.Commits() - before
 		if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
@@ -105,25 +113,9 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 					b.Error(err)
 					return
 				}
-				// Wait as the API's long-poll does: on the turn's own
-				// events (the end event commits with the terminal write).
-				for {
-					wake, done := h.RT.SubmissionSignals.Wait(sub.ID)
-					got, err := h.Store.GetSubmission(ctx, sub.ID)
-					if err != nil {
-						done()
-						b.Error(err)
-						return
-					}
-					if got.Phase.Terminal() {
-						done()
-						break
-					}
-					select {
-					case <-wake:
-					case <-time.After(50 * time.Millisecond): // a guard only: every append wakes
-					}
-					done()
+				if err := awaitEnd(ctx, h, sub.ID); err != nil {
+					b.Error(err)
+					return
 				}
 			}
 		}()
@@ -134,6 +126,36 @@ func BenchmarkConcurrentSessions(b *testing.B) {
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/turn")
 	b.ReportMetric(float64(b.N)/secs, "turns/s")
 	b.ReportMetric(2*float64(b.N)/secs, "steps/s") // the bench turn has 2 model steps
+}
+
+// awaitEnd waits as a client of the API's event stream does: woken by
+// each append to the turn's events, it reads those after its cursor, until
+// the end event (which commits with the terminal write).
+func awaitEnd(ctx context.Context, h *enginetest.Harness, id string) error {
+	var after int64
+	for {
+		wake, done := h.RT.SubmissionSignals.Wait(id)
+		evs, err := h.Store.ListEvents(ctx, id, after, 100)
+		if err != nil {
+			done()
+			return err
+		}
+		for _, ev := range evs {
+			after = ev.Seq
+			switch ev.Type {
+			case contracts.EventCommitted, contracts.EventFailed, contracts.EventCancelled:
+				done()
+				return nil
+			}
+		}
+		if len(evs) == 0 {
+			select {
+			case <-wake:
+			case <-time.After(50 * time.Millisecond): // a guard only: every append wakes
+			}
+		}
+		done()
+	}
 }
 
 // BenchmarkLongSession measures a turn's cost per agent step in sessions

@@ -112,6 +112,11 @@ type Chainer interface {
 	// Carried is what the previous phase handed this delivery: the lease
 	// it took ("" none) and the record it wrote (nil none), given once.
 	Carried(ctx context.Context) (string, *contracts.Submission)
+	// Origin readies ctx, outside any handler, for a batch whose send
+	// the worker may claim as a handler's (an accept's begin), and returns
+	// the function that gives the claimed message to the worker once the
+	// batch ended.
+	Origin(ctx context.Context) (context.Context, func())
 }
 
 // Engine runs the phase handlers.

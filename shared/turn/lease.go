@@ -235,6 +235,16 @@ func (e *Engine) handRecord(ctx context.Context, sub contracts.Submission) {
 	}
 }
 
+// origin readies ctx for a write outside any handler whose send this
+// process's worker may run next (Chainer.Origin); call the function
+// returned once the write ended.
+func (e *Engine) origin(ctx context.Context) (context.Context, func()) {
+	if e.Chain == nil || e.Batch == nil {
+		return ctx, func() {}
+	}
+	return e.Chain.Origin(ctx)
+}
+
 // carried reports whether sub is already leased for this run by the
 // previous phase's closing write (carry).
 func (e *Engine) carried(ctx context.Context, sub contracts.Submission) bool {

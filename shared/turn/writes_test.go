@@ -10,8 +10,9 @@ import (
 )
 
 // maxTurnCommits is what one bench turn (accept, model → tools → model →
-// commit) costs the embedded store in committed write transactions: accept
-// 1; the first model phase 3 (the queue receive, the lease, and the
+// commit) costs the embedded store in committed write transactions when
+// its phases are received from the queue (a test stepping them, Drain):
+// accept 1; the first model phase 3 (the queue receive, the lease, and the
 // closing batch: the stream's tail with its completion marker, the
 // assistant node, the advance carrying the tools phase's lease
 // (journal.AdvanceLeased), the next phase's send, claimed for this worker
@@ -24,6 +25,12 @@ import (
 // adds a write fails here, in review, rather than in a benchmark nobody
 // reads.
 const maxTurnCommits = 6
+
+// maxServedTurnCommits is the same turn run by a serving worker pool, as
+// `cairn dev` and the benchmarks run it: the accept's write also takes the
+// first model phase's lease and hands its message to the pool as received
+// (worker.Chainer.Origin), so that phase neither receives nor leases.
+const maxServedTurnCommits = 4
 
 func TestTurnCommits(t *testing.T) {
 	h := enginetest.New(t)
@@ -44,5 +51,32 @@ func TestTurnCommits(t *testing.T) {
 		t.Fatalf("one turn made %d commits, the budget is %d: batch the new write with its phase's others", n, maxTurnCommits)
 	} else {
 		t.Logf("one turn: %d commits", n)
+	}
+}
+
+func TestServedTurnCommits(t *testing.T) {
+	h := enginetest.New(t)
+	h.RT.Engine.StartedAfter = time.Hour
+	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { h.RT.Workers.Run(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+	<-h.RT.Workers.Serving()
+	before := h.Store.Commits()
+	sub, _, err := h.RT.Engine.Accept(ctx, s.ID, "go", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := awaitEnd(ctx, h, sub.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
+		t.Fatalf("phase %s %s", got.Phase, got.Error)
+	}
+	if n := h.Store.Commits() - before; n > maxServedTurnCommits {
+		t.Fatalf("one served turn made %d commits, the budget is %d", n, maxServedTurnCommits)
+	} else {
+		t.Logf("one served turn: %d commits", n)
 	}
 }

@@ -64,6 +64,7 @@ type ack struct {
 	name    string
 	receipt string
 	pool    *Pool // the pool handling it: the next phase may continue here (claim)
+	origin  bool  // no delivery: a write outside any handler (Origin)
 	mu      sync.Mutex
 	done    bool                // deleted, and the deleting batch committed
 	fwdIn   *deferred           // the batch whose claim consumed it (Forward): Ack there deletes nothing
@@ -90,7 +91,7 @@ type Handed struct {
 // failure is returned; the pool then deletes as usual.
 func Ack(ctx context.Context) error {
 	a, ok := ctx.Value(ackKey{}).(*ack)
-	if !ok {
+	if !ok || a.origin {
 		return nil
 	}
 	d, _ := ctx.Value(deferKey{}).(*deferred)
@@ -139,7 +140,7 @@ func claim(ctx context.Context, q contracts.Queue, queue string, m contracts.Mes
 	a.mu.Unlock()
 	var d contracts.Delivery
 	var consumed bool
-	if f, can := q.(contracts.Forwarder); can && !a.acked() {
+	if f, can := q.(contracts.Forwarder); can && !a.origin && !a.acked() {
 		d, ok, consumed, err = f.Forward(ctx, a.name, a.receipt, queue, m, a.pool.visibility())
 	} else {
 		d, ok, err = c.SendClaimed(ctx, queue, m, a.pool.visibility())
@@ -172,7 +173,7 @@ func claim(ctx context.Context, q contracts.Queue, queue string, m contracts.Mes
 // in a node's start, before the evaluation's later starts and its record
 // — an error after it would lose the wake-up instead of retrying it.
 func (a *ack) chaining(queue string) bool {
-	return a.pool.chains(queue) && a.pool.chains(a.name)
+	return a.pool.chains(queue) && (a.origin || a.pool.chains(a.name))
 }
 
 // claimedNext is the message a handler's send claimed for this pool, if
@@ -186,7 +187,9 @@ func (a *ack) claimedNext() (*contracts.Delivery, string, Handed) {
 // Chainer is the worker's side of a phase handed to the same worker
 // (Pool.Chain), for a handler that wants to do the next phase's first write
 // in its own closing write (turn.Deps.Chain).
-type Chainer struct{}
+type Chainer struct {
+	Pool *Pool // the pool an Origin hands to; nil: none
+}
 
 // Claims reports whether a send to queue by the handler of ctx would be
 // claimed for this pool (claim), unless the message's group has another

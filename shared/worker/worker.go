@@ -30,15 +30,28 @@ type Pool struct {
 	// that steps a turn phase by phase).
 	Chain []string
 	Log   *slog.Logger
+
+	mu    sync.Mutex
+	live  int                    // Run is serving (Origin hands it messages only then)
+	ready chan struct{}          // closed once Run serves (Serving)
+	inbox map[string][]handedMsg // queue → messages handed to it (Origin), oldest first
+	kicks Signals                // queue → wakes its receivers for a handed message
 }
 
 // Run blocks until ctx is done.
 func (p *Pool) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	n := p.Concurrency
-	if n <= 0 {
-		n = 2
+	n := p.concurrency()
+	p.mu.Lock()
+	p.live++
+	p.readyLocked()
+	select {
+	case <-p.ready:
+	default:
+		close(p.ready)
 	}
+	p.mu.Unlock()
+	defer p.stopped()
 	for _, q := range p.Queues {
 		for range n {
 			wg.Add(1)
@@ -63,6 +76,7 @@ func (p *Pool) loop(ctx context.Context, q string) {
 		if p.Wake != nil {
 			wake = p.Wake(q)
 		}
+		kick := p.kick(q).Wait()
 		n, err := p.Once(ctx, q, 1)
 		if err != nil && ctx.Err() == nil {
 			p.log().ErrorContext(ctx, "receiving", "queue", q, "error", err)
@@ -75,14 +89,37 @@ func (p *Pool) loop(ctx context.Context, q string) {
 		case <-ctx.Done():
 			return
 		case <-wake:
+		case <-kick:
 		case <-t.C:
 		}
 	}
 }
 
-// Once receives up to max messages from q and handles them; it returns how
-// many it received.
+// Serving returns a channel closed once Run serves: from then on a write
+// outside any handler may hand it its first phase (Chainer.Origin).
+func (p *Pool) Serving() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.readyLocked()
+	return p.ready
+}
+
+func (p *Pool) readyLocked() {
+	if p.ready == nil {
+		p.ready = make(chan struct{})
+	}
+}
+
+// Once handles a message handed to the pool on q (Origin), or else
+// receives up to max messages from q and handles them; it returns how many
+// it handled.
 func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
+	if m, ok := p.take(q); ok {
+		for next, queue, handed := &m.d, q, m.handed; next != nil; {
+			next, queue, handed = p.deliver(ctx, queue, *next, handed)
+		}
+		return 1, nil
+	}
 	ds, err := p.Queue.Receive(ctx, q, max, p.visibility())
 	if err != nil {
 		return 0, fmt.Errorf("receiving from %s: %w", q, err)
@@ -130,6 +167,16 @@ func (p *Pool) deliver(ctx context.Context, q string, d contracts.Delivery, carr
 	}
 	return next, nextQ, handed
 }
+
+func (p *Pool) concurrency() int {
+	if p.Concurrency <= 0 {
+		return 2
+	}
+	return p.Concurrency
+}
+
+// receivers is how many goroutines Run serves the pool's queues with.
+func (p *Pool) receivers() int { return p.concurrency() * len(p.Queues) }
 
 func (p *Pool) visibility() time.Duration {
 	if p.Visibility <= 0 {
