@@ -188,6 +188,14 @@ type Batcher interface {
 	Batch(ctx context.Context, fn func(ctx context.Context) error) error
 }
 
+// NodeCreator is an optional capability of a TranscriptStore: PutNode that
+// says whether this call stored n (false: a node of that id was there,
+// kept as it was). The engine caches only nodes it knows are the stored
+// ones (the embedded SQLite store: the insert's rows affected).
+type NodeCreator interface {
+	CreateNode(ctx context.Context, n Node) (created bool, err error)
+}
+
 // SubmissionVersioner is an optional capability of a JournalStore: the
 // stored version of a submission without reading and decoding its record
 // (ErrNotFound if absent). A phase handed the record its previous phase

@@ -20,9 +20,9 @@ import (
 //
 // In one transaction (Deps.Batch) the engine also extends the cache with
 // the nodes it writes itself, once the write that holds both the node and
-// the advance onto it has committed: a won advance from the version the
-// phase read means no other write made that node, so the stored node is
-// the one in hand and the next step reads nothing.
+// the advance onto it has committed: a node this write stored (not one
+// already there) whose advance the same write won is the stored node, so
+// the next step reads nothing.
 const (
 	// pathWalk bounds the nodes read one by one before a whole read is
 	// cheaper.
@@ -158,12 +158,21 @@ type wrote struct {
 
 type wroteKey struct{}
 
-// putNode writes n and, in a batch, notes it for the path cache.
+// putNode writes n and, in a batch, notes it for the path cache when this
+// write stored it (contracts.NodeCreator): a node of that id already there
+// — left by a batch whose advance lost, say — may differ, and a read
+// returns that one.
 func (e *Engine) putNode(ctx context.Context, n contracts.Node) error {
-	if err := e.Transcript.PutNode(ctx, n); err != nil {
+	w, in := ctx.Value(wroteKey{}).(*wrote)
+	nc, can := e.Transcript.(contracts.NodeCreator)
+	if !in || !can {
+		return e.Transcript.PutNode(ctx, n)
+	}
+	created, err := nc.CreateNode(ctx, n)
+	if err != nil {
 		return err
 	}
-	if w, ok := ctx.Value(wroteKey{}).(*wrote); ok {
+	if created {
 		w.tentative = append(w.tentative, n)
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnrun/cairn/shared/assemble"
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/ids"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 )
 
@@ -21,6 +22,11 @@ type countReads struct {
 func (c *countReads) GetNode(ctx context.Context, id string) (contracts.Node, error) {
 	c.reads.Add(1)
 	return c.TranscriptStore.GetNode(ctx, id)
+}
+
+// CreateNode forwards, so the counter does not hide the store's NodeCreator.
+func (c *countReads) CreateNode(ctx context.Context, n contracts.Node) (bool, error) {
+	return c.TranscriptStore.(contracts.NodeCreator).CreateNode(ctx, n)
 }
 
 func (c *countReads) Path(ctx context.Context, leaf string) ([]contracts.Node, error) {
@@ -72,5 +78,41 @@ func TestWrittenNodesExtendTheCachedPath(t *testing.T) {
 	}
 	if len(stored) != 12 || !reflect.DeepEqual(cached, stored) {
 		t.Fatalf("cached path (%d nodes) differs from the stored one (%d nodes):\n%+v\n%+v", len(cached), len(stored), cached, stored)
+	}
+}
+
+// A node of the id a step writes may already be stored with other content
+// (a batch whose advance lost commits its node all the same): the write is
+// ignored, and the cache must hold the stored node, not the one in hand —
+// the next step's request is built from it.
+func TestAStoredNodeOfTheSameIDIsNotShadowedByTheCache(t *testing.T) {
+	h := enginetest.New(t)
+	h.RT.Engine.StartedAfter = time.Hour
+	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
+	h.Submit(s.ID, "first")
+	h.Drain() // the cache holds the session's path
+	ctx := context.Background()
+	sub := h.Submit(s.ID, "second")
+	stale := contracts.Node{ID: ids.Node(sub.ID, 0, contracts.RoleAssistant), Parent: ids.Node(sub.ID, 0, contracts.RoleUser),
+		SessionID: s.ID, SubmissionID: sub.ID, Role: contracts.RoleAssistant,
+		Blocks: []contracts.Block{{Type: contracts.BlockText, Text: "the answer of an attempt whose advance lost"}}}
+	if err := h.Store.PutNode(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	h.Drain()
+	sess, err := h.Store.GetSession(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, err := h.RT.Engine.Path(ctx, s.ID, sess.Head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := h.Store.Path(ctx, sess.Head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cached, stored) {
+		t.Fatalf("the cached path differs from the stored one:\ncached %+v\nstored %+v", cached, stored)
 	}
 }

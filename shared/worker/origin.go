@@ -79,8 +79,10 @@ func (p *Pool) take(q string) (handedMsg, bool) {
 // kick is the in-pool wake-up of q's receivers for handed messages.
 func (p *Pool) kick(q string) *Signal { return p.kicks.Of(q) }
 
-// originBacklog is how many handed messages per receiver may wait, all
-// queues together, before Origin stops handing more.
+// originBacklog is how many handed messages per receiver of one queue (a
+// turn's first phase: the model queue's) may wait, before Origin stops
+// handing more: each of those receivers runs a whole chained turn before
+// it takes the next.
 const originBacklog = 1
 
 // accepting reports whether Run serves and its receivers are not behind
@@ -95,7 +97,7 @@ func (p *Pool) accepting() bool {
 	for _, box := range p.inbox {
 		waiting += len(box)
 	}
-	return waiting < originBacklog*p.receivers()
+	return waiting < originBacklog*p.concurrency()
 }
 
 // stopped releases, once the pool's last receiver ended, what was handed

@@ -175,9 +175,6 @@ func (p *Pool) concurrency() int {
 	return p.Concurrency
 }
 
-// receivers is how many goroutines Run serves the pool's queues with.
-func (p *Pool) receivers() int { return p.concurrency() * len(p.Queues) }
-
 func (p *Pool) visibility() time.Duration {
 	if p.Visibility <= 0 {
 		return 30 * time.Second

@@ -16,18 +16,29 @@ const pathChunk = 1024
 
 // PutNode stores n unless a node with its id exists (then it is a no-op).
 func (s *Store) PutNode(ctx context.Context, n contracts.Node) error {
+	_, err := s.CreateNode(ctx, n)
+	return err
+}
+
+// CreateNode is PutNode that says whether it stored n
+// (contracts.NodeCreator).
+func (s *Store) CreateNode(ctx context.Context, n contracts.Node) (bool, error) {
 	if n.ID == "" {
-		return fmt.Errorf("putting transcript node: empty id: %w", contracts.ErrInvalid)
+		return false, fmt.Errorf("putting transcript node: empty id: %w", contracts.ErrInvalid)
 	}
 	body, err := json.Marshal(n)
 	if err != nil {
-		return fmt.Errorf("putting transcript node %s: %w", n.ID, err)
+		return false, fmt.Errorf("putting transcript node %s: %w", n.ID, err)
 	}
-	if _, err := s.exec(ctx, `INSERT OR IGNORE INTO nodes (id, parent, body) VALUES (?, ?, ?)`,
-		n.ID, n.Parent, body); err != nil {
-		return fmt.Errorf("putting transcript node %s: %w", n.ID, err)
+	res, err := s.exec(ctx, `INSERT OR IGNORE INTO nodes (id, parent, body) VALUES (?, ?, ?)`, n.ID, n.Parent, body)
+	if err != nil {
+		return false, fmt.Errorf("putting transcript node %s: %w", n.ID, err)
 	}
-	return nil
+	created, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("putting transcript node %s: %w", n.ID, err)
+	}
+	return created == 1, nil
 }
 
 // GetNode returns the node or ErrNotFound.

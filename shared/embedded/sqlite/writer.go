@@ -17,9 +17,11 @@ import (
 // writer slot anyway, so one connection holds them all. Reads outside a
 // batch go to the pool's other connections, alongside it (WAL).
 type writer struct {
-	db    *sql.DB
-	conn  *sql.Conn
-	stmts map[string]*sql.Stmt // query → statement prepared on conn; guarded by the writer slot
+	db      *sql.DB
+	conn    *sql.Conn
+	stmts   map[string]*sql.Stmt // query → statement prepared on conn; guarded by the writer slot
+	inTx    bool                 // between BEGIN and its end (transact)
+	aborted bool                 // the connection broke inside the transaction: every later statement of it fails
 }
 
 func openWriter(ctx context.Context, db *sql.DB) (*writer, error) {
@@ -32,6 +34,9 @@ func openWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 
 // stmt returns q prepared on the writer connection.
 func (w *writer) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if w.aborted {
+		return nil, fmt.Errorf("the writer connection broke inside this transaction: %w", sql.ErrConnDone)
+	}
 	if st, ok := w.stmts[q]; ok {
 		return st, nil
 	}
@@ -86,11 +91,13 @@ func (w *writer) transact(ctx context.Context, fn func(w *writer) error) error {
 	if _, err := w.exec(ctx, "BEGIN IMMEDIATE"); err != nil {
 		return fmt.Errorf("beginning transaction: %w", err)
 	}
+	w.inTx = true
 	done := false
 	defer func() {
 		if !done {
 			w.rollback(ctx) // fn panicked: nothing of it is written
 		}
+		w.end(ctx)
 	}()
 	ferr := fn(w)
 	done = true
@@ -105,6 +112,16 @@ func (w *writer) transact(ctx context.Context, fn func(w *writer) error) error {
 	return nil
 }
 
+// end closes the transaction's span; a connection that broke inside it is
+// replaced only now, so none of its later statements ran outside it.
+func (w *writer) end(ctx context.Context) {
+	w.inTx = false
+	if w.aborted {
+		w.aborted = false
+		w.replace(ctx)
+	}
+}
+
 // rollback ends the open transaction, if any: SQLite ends some on its own
 // after an error, and then ROLLBACK has nothing to do (its error says so).
 func (w *writer) rollback(ctx context.Context) {
@@ -113,16 +130,25 @@ func (w *writer) rollback(ctx context.Context) {
 
 // broken replaces a connection database/sql gave up on (it never comes
 // back) with a fresh one, so one bad moment does not end the store's
-// writes; err is returned as it was.
+// writes — inside a transaction only once it ended (end: until then its
+// statements fail, none runs on its own); err is returned as it was.
 func (w *writer) broken(ctx context.Context, err error) error {
 	if err == nil || !(errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
 		return err
 	}
-	if conn, cerr := w.db.Conn(quiet(ctx)); cerr == nil {
+	if w.inTx {
+		w.aborted = true
+		return err
+	}
+	w.replace(ctx)
+	return err
+}
+
+func (w *writer) replace(ctx context.Context) {
+	if conn, err := w.db.Conn(quiet(ctx)); err == nil {
 		w.close()
 		w.conn, w.stmts = conn, map[string]*sql.Stmt{}
 	}
-	return err
 }
 
 func (w *writer) close() error {
