@@ -16,6 +16,7 @@ func RunTranscript(t *testing.T, newStore func(t *testing.T) contracts.Transcrip
 	run(t, newStore, []subtest[contracts.TranscriptStore]{
 		{"PutGet", testNodePutGet},
 		{"PutExisting", testNodePutExisting},
+		{"CreateNode", testCreateNode},
 		{"GetMissing", testNodeGetMissing},
 		{"Path", testPath},
 		{"PathMissing", testPathMissing},
@@ -95,6 +96,30 @@ func testNodePutExisting(t *testing.T, s contracts.TranscriptStore) {
 		t.Fatalf("GetNode: %v", err)
 	}
 	equalNodes(t, "after re-put", []contracts.Node{got}, []contracts.Node{first})
+}
+
+// testCreateNode checks the optional NodeCreator: created is true for
+// the write that stored the node and false for a later one of the same id,
+// which leaves it as it was.
+func testCreateNode(t *testing.T, s contracts.TranscriptStore) {
+	nc, ok := s.(contracts.NodeCreator)
+	if !ok {
+		t.Log("the store has no NodeCreator (an optional capability): nothing to check")
+		return
+	}
+	ctx := context.Background()
+	first := node(uniq(t), "", contracts.RoleUser, "first")
+	if created, err := nc.CreateNode(ctx, first); err != nil || !created {
+		t.Fatalf("CreateNode(new) = %v, %v; want true, nil", created, err)
+	}
+	if created, err := nc.CreateNode(ctx, node(first.ID, "", contracts.RoleUser, "second")); err != nil || created {
+		t.Fatalf("CreateNode(existing id) = %v, %v; want false, nil", created, err)
+	}
+	got, err := s.GetNode(ctx, first.ID)
+	if err != nil {
+		t.Fatalf("GetNode: %v", err)
+	}
+	equalNodes(t, "after a second create", []contracts.Node{got}, []contracts.Node{first})
 }
 
 func testNodeGetMissing(t *testing.T, s contracts.TranscriptStore) {
