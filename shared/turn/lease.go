@@ -235,6 +235,29 @@ func (e *Engine) handRecord(ctx context.Context, sub contracts.Submission) {
 	}
 }
 
+// movedOn reports, inside a batch (Deps.Batch) and where the journal can
+// say (contracts.SubmissionVersioner), whether sub's stored version is no
+// longer the one this phase holds — a takeover or a cancel since — so its
+// conditional advance in this same transaction would lose. A model phase
+// asks before it writes its node: written, a node would stay although the
+// advance lost, and the next attempt's node of the same id (another
+// answer) would be ignored (create-if-absent). Call by call there is no
+// transaction to ask in, and moved is false.
+func (e *Engine) movedOn(ctx context.Context, sub contracts.Submission) (bool, error) {
+	v, can := e.Journal.(contracts.SubmissionVersioner)
+	if !can || !e.inBatch(ctx) {
+		return false, nil
+	}
+	cur, err := v.SubmissionVersion(ctx, sub.ID)
+	if errors.Is(err, contracts.ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the version of submission %s: %w", sub.ID, err)
+	}
+	return cur != sub.Version, nil
+}
+
 // origin readies ctx for a write outside any handler whose send this
 // process's worker may run next (Chainer.Origin); call the function
 // returned once the write ended.

@@ -215,6 +215,9 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 	for i := range resp.ToolCalls {
 		node.Blocks = append(node.Blocks, contracts.Block{Type: contracts.BlockToolUse, ToolCall: &resp.ToolCalls[i]})
 	}
+	if moved, err := e.movedOn(ctx, sub); moved || err != nil {
+		return err // taken over: its advance would lose, and its node must not stand for the next attempt's
+	}
 	if err := e.putNode(ctx, node); err != nil {
 		return fmt.Errorf("writing assistant node of submission %s step %d: %w", sub.ID, sub.Step, err)
 	}

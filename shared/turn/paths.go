@@ -158,6 +158,13 @@ type wrote struct {
 
 type wroteKey struct{}
 
+// inBatch reports whether ctx is inside the engine's batch (e.batch with
+// Deps.Batch set).
+func (e *Engine) inBatch(ctx context.Context) bool {
+	_, in := ctx.Value(wroteKey{}).(*wrote)
+	return in
+}
+
 // putNode writes n and, in a batch, notes it for the path cache when this
 // write stored it (contracts.NodeCreator): a node of that id already there
 // — left by a batch whose advance lost, say — may differ, and a read

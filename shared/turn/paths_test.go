@@ -2,7 +2,9 @@ package turn_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,5 +116,45 @@ func TestAStoredNodeOfTheSameIDIsNotShadowedByTheCache(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cached, stored) {
 		t.Fatalf("the cached path differs from the stored one:\ncached %+v\nstored %+v", cached, stored)
+	}
+}
+
+// afterStream runs hook once, after the model's first stream returned and
+// before its phase's closing write.
+type afterStream struct {
+	contracts.ModelClient
+	hook func()
+	once sync.Once
+}
+
+func (a *afterStream) Stream(ctx context.Context, req contracts.ModelRequest, emit func(contracts.ModelEvent) error) (contracts.ModelResponse, error) {
+	resp, err := a.ModelClient.Stream(ctx, req, emit)
+	a.once.Do(a.hook)
+	return resp, err
+}
+
+// A model phase whose submission moved on while it streamed (another
+// worker took it over) loses its advance; its closing write must not leave
+// its assistant node behind either: the next attempt's node has the same
+// id, and a create-if-absent write would keep this one's answer in the
+// durable transcript in place of the answer the journal goes on with.
+func TestAModelPhaseThatLosesItsAdvanceWritesNoNode(t *testing.T) {
+	m := &afterStream{}
+	h := enginetest.New(t, func(p *assemble.Ports) {
+		m.ModelClient = p.Models["scripted"]
+		p.Models["scripted"] = m
+	})
+	h.RT.Engine.StartedAfter = time.Hour
+	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
+	var sub contracts.Submission
+	m.hook = func() {
+		h.Set(sub.ID, func(s *contracts.Submission) { // taken over: another owner, a new attempt
+			s.LeaseOwner, s.LeaseUntil, s.Attempt = "other-worker", s.LeaseUntil.Add(time.Hour), s.Attempt+1
+		})
+	}
+	sub = h.Submit(s.ID, "go")
+	h.Drain()
+	if _, err := h.Store.GetNode(context.Background(), ids.Node(sub.ID, 0, contracts.RoleAssistant)); !errors.Is(err, contracts.ErrNotFound) {
+		t.Fatalf("the assistant node of the attempt that lost its advance: err = %v, want ErrNotFound", err)
 	}
 }
