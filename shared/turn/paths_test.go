@@ -65,22 +65,28 @@ func TestWrittenNodesExtendTheCachedPath(t *testing.T) {
 	if n := c.reads.Load(); n != 0 {
 		t.Fatalf("two later turns read %d transcript nodes or paths; want 0 (the cache holds what the engine wrote)", n)
 	}
-	ctx := context.Background()
-	sess, err := h.Store.GetSession(ctx, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cached, err := h.RT.Engine.Path(ctx, s.ID, sess.Head)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored, err := h.Store.Path(ctx, sess.Head)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cached, stored := headPaths(t, h, s.ID)
 	if len(stored) != 12 || !reflect.DeepEqual(cached, stored) {
 		t.Fatalf("cached path (%d nodes) differs from the stored one (%d nodes):\n%+v\n%+v", len(cached), len(stored), cached, stored)
 	}
+}
+
+// headPaths returns the path to the session's head as the engine's cache
+// gives it and as the store does.
+func headPaths(t *testing.T, h *enginetest.Harness, sessionID string) (cached, stored []contracts.Node) {
+	t.Helper()
+	ctx := context.Background()
+	sess, err := h.Store.GetSession(ctx, sessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cached, err = h.RT.Engine.Path(ctx, sessionID, sess.Head); err != nil {
+		t.Fatal(err)
+	}
+	if stored, err = h.Store.Path(ctx, sess.Head); err != nil {
+		t.Fatal(err)
+	}
+	return cached, stored
 }
 
 // A node of the id a step writes may already be stored with other content
@@ -102,19 +108,7 @@ func TestAStoredNodeOfTheSameIDIsNotShadowedByTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.Drain()
-	sess, err := h.Store.GetSession(ctx, s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cached, err := h.RT.Engine.Path(ctx, s.ID, sess.Head)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored, err := h.Store.Path(ctx, sess.Head)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(cached, stored) {
+	if cached, stored := headPaths(t, h, s.ID); !reflect.DeepEqual(cached, stored) {
 		t.Fatalf("the cached path differs from the stored one:\ncached %+v\nstored %+v", cached, stored)
 	}
 }

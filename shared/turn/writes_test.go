@@ -33,50 +33,56 @@ const maxTurnCommits = 6
 const maxServedTurnCommits = 4
 
 func TestTurnCommits(t *testing.T) {
-	h := enginetest.New(t)
-	// A read-only call's started marker goes with its result unless the
-	// call runs for StartedAfter: on a saturated machine list_dir might.
-	h.RT.Engine.StartedAfter = time.Hour
-	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
-	before := h.Store.Commits()
-	sub, _, err := h.RT.Engine.Accept(context.Background(), s.ID, "go", "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Drain()
-	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
-		t.Fatalf("phase %s %s", got.Phase, got.Error)
-	}
-	if n := h.Store.Commits() - before; n > maxTurnCommits {
-		t.Fatalf("one turn made %d commits, the budget is %d: batch the new write with its phase's others", n, maxTurnCommits)
-	} else {
-		t.Logf("one turn: %d commits", n)
-	}
+	h := benchSession(t)
+	countTurnCommits(t, h, maxTurnCommits, func(ctx context.Context) error {
+		h.Drain()
+		return nil
+	})
 }
 
 func TestServedTurnCommits(t *testing.T) {
-	h := enginetest.New(t)
-	h.RT.Engine.StartedAfter = time.Hour
-	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
+	h := benchSession(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { h.RT.Workers.Run(ctx); close(stopped) }()
 	defer func() { cancel(); <-stopped }()
 	<-h.RT.Workers.Serving()
+	countTurnCommits(t, h, maxServedTurnCommits, nil)
+}
+
+func benchSession(t *testing.T) *enginetest.Harness {
+	h := enginetest.New(t)
+	// A read-only call's started marker goes with its result unless the
+	// call runs for StartedAfter: on a saturated machine list_dir might.
+	h.RT.Engine.StartedAfter = time.Hour
+	return h
+}
+
+// countTurnCommits runs one bench turn — run steps it; nil waits for a
+// serving pool to end it — and fails when it made more commits than budget.
+func countTurnCommits(t *testing.T, h *enginetest.Harness, budget uint64, run func(context.Context) error) {
+	t.Helper()
+	ctx := context.Background()
+	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
 	before := h.Store.Commits()
 	sub, _, err := h.RT.Engine.Accept(ctx, s.ID, "go", "k")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := awaitEnd(ctx, h, sub.ID); err != nil {
+	if run == nil {
+		err = awaitEnd(ctx, h, sub.ID)
+	} else {
+		err = run(ctx)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
 		t.Fatalf("phase %s %s", got.Phase, got.Error)
 	}
-	if n := h.Store.Commits() - before; n > maxServedTurnCommits {
-		t.Fatalf("one served turn made %d commits, the budget is %d", n, maxServedTurnCommits)
+	if n := h.Store.Commits() - before; n > budget {
+		t.Fatalf("one turn made %d commits, the budget is %d: batch the new write with its phase's others", n, budget)
 	} else {
-		t.Logf("one served turn: %d commits", n)
+		t.Logf("one turn: %d commits", n)
 	}
 }
