@@ -59,7 +59,10 @@ func (p *Pool) hand(q string, d contracts.Delivery, h Handed) {
 	}
 	p.inbox[q] = append(p.inbox[q], handedMsg{d: d, handed: h})
 	p.mu.Unlock()
-	p.kick(q).Fire()
+	select {
+	case p.kick(q) <- struct{}{}: // a token per message: one receiver wakes for it
+	default: // tokens enough wait already; a receiver that takes one looks again after (loop)
+	}
 }
 
 // take pops the oldest message handed to q, if any.
@@ -73,11 +76,34 @@ func (p *Pool) take(q string) (handedMsg, bool) {
 	m := box[0]
 	box[0] = handedMsg{}
 	p.inbox[q] = box[1:]
+	select {
+	case <-p.kick(q): // its token, if still there: no receiver wakes for a message gone
+	default:
+	}
 	return m, true
 }
 
-// kick is the in-pool wake-up of q's receivers for handed messages.
-func (p *Pool) kick(q string) *Signal { return p.kicks.Of(q) }
+// waiting reports whether messages handed to q wait.
+func (p *Pool) waiting(q string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.inbox[q]) > 0
+}
+
+// kick is the in-pool wake-up of q's receivers for handed messages: a
+// token per message, not a broadcast — every receiver would wake, and all
+// but one receive nothing.
+func (p *Pool) kick(q string) chan struct{} {
+	if v, ok := p.kicks.Load(q); ok {
+		return v.(chan struct{})
+	}
+	v, _ := p.kicks.LoadOrStore(q, make(chan struct{}, kickTokens))
+	return v.(chan struct{})
+}
+
+// kickTokens bounds the tokens waiting per queue; more handed messages
+// than that are found by the receiver that handled the one before (loop).
+const kickTokens = 64
 
 // originBacklog is how many handed messages per receiver of one queue (a
 // turn's first phase: the model queue's) may wait, before Origin stops

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/worker"
@@ -119,5 +120,69 @@ func TestOriginWithoutARunningPoolSendsThroughTheQueue(t *testing.T) {
 	}
 	if got := w.rq.n.Load(); got != 1 {
 		t.Fatalf("%d receives, want 1", got)
+	}
+}
+
+// Messages handed while the pool's one receiver is busy are all handled
+// when it is free — not one per wake-up and the rest at the next poll (an
+// hour here: only hand-offs and sends can wake it). Past the backlog bound
+// (one waiting per receiver) a send goes through the queue, and its
+// wake-up brings the receiver to it.
+func TestOriginHandedWhileBusyAreAllHandled(t *testing.T) {
+	store, _ := newStore(t)
+	q := worker.NotifyQueue{Queue: store, Signals: &worker.Signals{}}
+	batch := worker.DeferredBatcher{Batcher: store}
+	pool := &worker.Pool{Queue: q, Queues: []string{contracts.QueueModel}, Chain: []string{contracts.QueueModel}, Concurrency: 1, Poll: time.Hour,
+		Wake: q.Signals.Wait}
+	busy, release := make(chan struct{}), make(chan struct{})
+	done := make(chan string, 4)
+	pool.Handle = func(ctx context.Context, m contracts.Message) error {
+		if m.SubmissionID == "sub-1" {
+			close(busy)
+			<-release
+		}
+		done <- m.SubmissionID
+		return batch.Batch(ctx, func(ctx context.Context) error { return worker.Ack(ctx) })
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { pool.Run(ctx); close(stopped) }()
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+		cancel()
+		<-stopped
+	}()
+	<-pool.Serving()
+	c := worker.Chainer{Pool: pool}
+	hand := func(session, sub string) bool {
+		t.Helper()
+		octx, handed := c.Origin(context.Background())
+		defer handed()
+		if err := batch.Batch(octx, func(ctx context.Context) error { return q.Send(ctx, contracts.QueueModel, msg(session, sub)) }); err != nil {
+			t.Fatal(err)
+		}
+		return c.Claimed(octx)
+	}
+	if !hand("s1", "sub-1") {
+		t.Fatal("sub-1 was not handed to the idle pool")
+	}
+	<-busy
+	if !hand("s2", "sub-2") {
+		t.Fatal("sub-2 was not handed: nothing waits yet")
+	}
+	if hand("s3", "sub-3") {
+		t.Fatal("sub-3 was handed past the backlog bound")
+	}
+	close(release)
+	released = true
+	got := map[string]bool{}
+	for range 3 {
+		got[<-done] = true
+	}
+	if !got["sub-1"] || !got["sub-2"] || !got["sub-3"] {
+		t.Fatalf("handled %v, want sub-1, sub-2 and sub-3", got)
 	}
 }

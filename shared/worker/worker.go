@@ -35,7 +35,7 @@ type Pool struct {
 	live  int                    // Run is serving (Origin hands it messages only then)
 	ready chan struct{}          // closed once Run serves (Serving)
 	inbox map[string][]handedMsg // queue → messages handed to it (Origin), oldest first
-	kicks Signals                // queue → wakes its receivers for a handed message
+	kicks sync.Map               // queue → chan struct{}: a token per handed message (kick)
 }
 
 // Run blocks until ctx is done.
@@ -71,19 +71,29 @@ func (p *Pool) loop(ctx context.Context, q string) {
 	}
 	t := time.NewTimer(0)
 	defer t.Stop()
+	kick := p.kick(q)
 	for {
 		var wake <-chan struct{}
 		if p.Wake != nil {
 			wake = p.Wake(q)
 		}
-		kick := p.kick(q).Wait()
-		n, err := p.Once(ctx, q, 1)
+		n, handed, err := p.once(ctx, q, 1)
+		for err == nil && n > 0 && handed && p.waiting(q) {
+			// more were handed meanwhile: take them under the same wake,
+			// which a send to q during any of them closed
+			n, handed, err = p.once(ctx, q, 1)
+		}
 		if err != nil && ctx.Err() == nil {
 			p.log().ErrorContext(ctx, "receiving", "queue", q, "error", err)
 		}
-		if n > 0 {
-			continue
+		if n > 0 && !handed {
+			continue // received: more may wait behind it
 		}
+		// Nothing, or a message handed to the pool (Origin): a send to q
+		// while it ran closed wake, a hand-off left a token in kick, and
+		// what neither announces (another process's send, a visibility
+		// that ran out) the poll finds — no receive for nothing after
+		// every handed turn.
 		t.Reset(poll)
 		select {
 		case <-ctx.Done():
@@ -114,15 +124,21 @@ func (p *Pool) readyLocked() {
 // receives up to max messages from q and handles them; it returns how many
 // it handled.
 func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
+	n, _, err := p.once(ctx, q, max)
+	return n, err
+}
+
+// once is Once that also says whether what it handled was handed (Origin).
+func (p *Pool) once(ctx context.Context, q string, max int) (n int, handed bool, err error) {
 	if m, ok := p.take(q); ok {
 		for next, queue, handed := &m.d, q, m.handed; next != nil; {
 			next, queue, handed = p.deliver(ctx, queue, *next, handed)
 		}
-		return 1, nil
+		return 1, true, nil
 	}
 	ds, err := p.Queue.Receive(ctx, q, max, p.visibility())
 	if err != nil {
-		return 0, fmt.Errorf("receiving from %s: %w", q, err)
+		return 0, false, fmt.Errorf("receiving from %s: %w", q, err)
 	}
 	for _, d := range ds {
 		// A handler whose closing write sent the next phase to a queue of
@@ -131,7 +147,7 @@ func (p *Pool) Once(ctx context.Context, q string, max int) (int, error) {
 			next, queue, handed = p.deliver(ctx, queue, *next, handed)
 		}
 	}
-	return len(ds), nil
+	return len(ds), false, nil
 }
 
 // deliver handles one received message (carried: what its previous
