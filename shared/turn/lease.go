@@ -255,7 +255,11 @@ func (e *Engine) movedOn(ctx context.Context, sub contracts.Submission) (bool, e
 	if err != nil {
 		return false, fmt.Errorf("reading the version of submission %s: %w", sub.ID, err)
 	}
-	return cur != sub.Version, nil
+	if cur == sub.Version {
+		return false, nil
+	}
+	// counted and traced as the conditional write it spares would have been
+	return e.lost(ctx, fmt.Errorf("submission %s is at version %d, this phase holds %d: %w", sub.ID, cur, sub.Version, contracts.ErrConflict)), nil
 }
 
 // origin readies ctx for a write outside any handler whose send this

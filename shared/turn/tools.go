@@ -278,8 +278,9 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	var timer *time.Timer
 	if ts.Effect(call.Name) == contracts.ReadOnly {
 		late = make(chan error, 1)
+		mctx, mcall := ctx, call // the timer's own: ctx and call are set again below while it may fire
 		timer = time.AfterFunc(e.startedAfter(), func() {
-			late <- e.batch(ctx, func(ctx context.Context) error { return e.markStarted(ctx, sub, call) })
+			late <- e.batch(mctx, func(ctx context.Context) error { return e.markStarted(ctx, sub, mcall) })
 		})
 	} else if err := e.batch(ctx, func(ctx context.Context) error { return e.markStarted(ctx, sub, call) }); err != nil {
 		return contracts.ToolResult{}, false, err

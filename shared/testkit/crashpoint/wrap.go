@@ -136,6 +136,18 @@ func (j journal) PutToolResult(ctx context.Context, submissionID string, step in
 	return err
 }
 
+// SubmissionVersion forwards the store's narrow read (a read: no write
+// point), so the engine's paths that use it — a handed record's check, a
+// model phase's look before its node — run under the crash plan too; a
+// store without it answers from the whole record.
+func (j journal) SubmissionVersion(ctx context.Context, id string) (int64, error) {
+	if v, ok := j.JournalStore.(contracts.SubmissionVersioner); ok {
+		return v.SubmissionVersion(ctx, id)
+	}
+	s, err := j.JournalStore.GetSubmission(ctx, id)
+	return s.Version, err
+}
+
 func toolKey(submissionID string, step int, callID string) string {
 	return submissionID + "/" + strconv.Itoa(step) + "/" + callID
 }
@@ -148,6 +160,20 @@ type transcript struct {
 func (t transcript) PutNode(ctx context.Context, n contracts.Node) (err error) {
 	t.plan.write(ctx, "PutNode", n.ID, func() { err = t.TranscriptStore.PutNode(ctx, n) })
 	return err
+}
+
+// CreateNode is PutNode's write point for the store's NodeCreator; a store
+// without it says created=false (nothing is cached from the write).
+func (t transcript) CreateNode(ctx context.Context, n contracts.Node) (created bool, err error) {
+	nc, ok := t.TranscriptStore.(contracts.NodeCreator)
+	t.plan.write(ctx, "PutNode", n.ID, func() {
+		if ok {
+			created, err = nc.CreateNode(ctx, n)
+			return
+		}
+		err = t.TranscriptStore.PutNode(ctx, n)
+	})
+	return created, err
 }
 
 type streams struct {
