@@ -38,7 +38,7 @@ func (c Chainer) Origin(ctx context.Context) (context.Context, func()) {
 	}
 }
 
-// handed is a claimed message waiting for one of the pool's receivers.
+// handedMsg is a claimed message waiting for one of the pool's receivers.
 type handedMsg struct {
 	d      contracts.Delivery
 	handed Handed
