@@ -156,14 +156,27 @@ func (s *Store) UpdateSubmission(ctx context.Context, sub contracts.Submission, 
 	if err != nil {
 		return contracts.Submission{}, fmt.Errorf("updating submission %s: %w", sub.ID, err)
 	}
-	res, err := s.exec(ctx, `UPDATE submissions
-		SET phase = ?, version = ?, updated_at = ?, terminal = ?, body = ?
-		WHERE id = ? AND version = ?`,
-		string(sub.Phase), sub.Version, nanos(sub.UpdatedAt), sub.Phase.Terminal(), body, sub.ID, expected)
+	// A write that leaves terminal as it was does not name it: SQLite then
+	// leaves submissions_open (WHERE terminal = 0) alone, one page fewer
+	// per commit. Only a write that changes it (an end) sets it.
+	terminal := sub.Phase.Terminal()
+	res, err := s.exec(ctx, `UPDATE submissions SET phase = ?, version = ?, updated_at = ?, body = ?
+		WHERE id = ? AND version = ? AND terminal = ?`,
+		string(sub.Phase), sub.Version, nanos(sub.UpdatedAt), body, sub.ID, expected, terminal)
 	if err != nil {
 		return contracts.Submission{}, fmt.Errorf("updating submission %s: %w", sub.ID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	n, _ := res.RowsAffected()
+	if n == 0 {
+		res, err = s.exec(ctx, `UPDATE submissions SET phase = ?, version = ?, updated_at = ?, body = ?, terminal = ?
+			WHERE id = ? AND version = ?`,
+			string(sub.Phase), sub.Version, nanos(sub.UpdatedAt), body, terminal, sub.ID, expected)
+		if err != nil {
+			return contracts.Submission{}, fmt.Errorf("updating submission %s: %w", sub.ID, err)
+		}
+		n, _ = res.RowsAffected()
+	}
+	if n == 0 {
 		return contracts.Submission{}, fmt.Errorf("updating submission %s at version %d: %w",
 			sub.ID, expected, s.missOrConflict(ctx, `SELECT 1 FROM submissions WHERE id = ?`, sub.ID))
 	}

@@ -19,7 +19,7 @@ import (
 
 // schemaVersion is stored in PRAGMA user_version. Bump it (and add a
 // migration step to migrate) whenever the schema changes incompatibly.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // Options configures a Store. The zero value is usable.
 type Options struct {
@@ -146,11 +146,14 @@ CREATE TABLE IF NOT EXISTS tool_records (
 	result        BLOB,
 	PRIMARY KEY (submission_id, step, call_id)
 ) WITHOUT ROWID;
+-- nodes and stream_done are keyed by their text id alone (WITHOUT ROWID,
+-- schema 3): one B-tree each, so a commit that writes one dirties one page
+-- fewer than a rowid table and its primary-key index.
 CREATE TABLE IF NOT EXISTS nodes (
 	id     TEXT PRIMARY KEY,
 	parent TEXT NOT NULL,
 	body   BLOB NOT NULL
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS stream_chunks (
 	key  TEXT NOT NULL,
 	seq  INTEGER NOT NULL,
@@ -160,7 +163,7 @@ CREATE TABLE IF NOT EXISTS stream_chunks (
 CREATE TABLE IF NOT EXISTS stream_done (
 	key  TEXT PRIMARY KEY,
 	body BLOB NOT NULL
-);
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events (
 	seq           INTEGER PRIMARY KEY, -- rows are never deleted: max+1 always
 	submission_id TEXT NOT NULL,
@@ -221,6 +224,30 @@ CREATE TABLE IF NOT EXISTS schedules (
 );
 `
 
+// rekey rebuilds (2 → 3) each table the schema keys WITHOUT ROWID that a
+// file made before still holds as a rowid table, its rows kept.
+func rekey(ctx context.Context, tx *writer) error {
+	for _, t := range []struct{ name, cols string }{
+		{"nodes", "id TEXT PRIMARY KEY, parent TEXT NOT NULL, body BLOB NOT NULL"},
+		{"stream_done", "key TEXT PRIMARY KEY, body BLOB NOT NULL"},
+	} {
+		var ddl string
+		if err := tx.conn.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?`, t.name).Scan(&ddl); err != nil {
+			return fmt.Errorf("reading the definition of %s: %w", t.name, err)
+		}
+		if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") {
+			continue
+		}
+		if err := tx.script(ctx, fmt.Sprintf(`CREATE TABLE %[1]s_rekeyed (%[2]s) WITHOUT ROWID;
+INSERT INTO %[1]s_rekeyed SELECT * FROM %[1]s;
+DROP TABLE %[1]s;
+ALTER TABLE %[1]s_rekeyed RENAME TO %[1]s`, t.name, t.cols)); err != nil {
+			return fmt.Errorf("rekeying %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
 // migrate creates the schema idempotently under the write lock, so several
 // processes opening a fresh file at once do not race.
 func (s *Store) migrate(ctx context.Context) error {
@@ -239,6 +266,9 @@ func (s *Store) migrate(ctx context.Context) error {
 			if err := tx.script(ctx, "DROP INDEX IF EXISTS submissions_phase; DROP INDEX IF EXISTS submissions_unfinished"); err != nil {
 				return fmt.Errorf("migrating schema 1 → 2: %w", err)
 			}
+		}
+		if err := rekey(ctx, tx); err != nil {
+			return fmt.Errorf("migrating schema %d → 3: %w", v, err)
 		}
 		if v != schemaVersion {
 			if err := tx.script(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {

@@ -389,8 +389,8 @@ func TestSubmissionIndexesDoNotMove(t *testing.T) {
 	}
 	defer db.Close()
 	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 2 {
-		t.Fatalf("user_version %d %v, want 2", v, err)
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 3 {
+		t.Fatalf("user_version %d %v, want 3", v, err)
 	}
 	var old int
 	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('submissions_phase', 'submissions_unfinished')`).Scan(&old); err != nil || old != 0 {
@@ -417,5 +417,108 @@ func TestSubmissionIndexesDoNotMove(t *testing.T) {
 		if !strings.Contains(plan, want) {
 			t.Errorf("%s: plan %q, want it to use %s", q, plan, want)
 		}
+	}
+}
+
+// TestRekeyedTables: schema 3 keys nodes and stream_done by their text id
+// alone (WITHOUT ROWID), and a schema-2 file, whose tables are rowid
+// tables, is rebuilt on open with its rows kept.
+func TestRekeyedTables(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	s, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := contracts.Node{ID: "n1", SessionID: "sess", Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: "hello"}}}
+	if err := s.PutNode(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Complete(ctx, "stream-1", contracts.ModelResponse{Text: "answer"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ddl := func(table string) string {
+		var q string
+		if err := db.QueryRow(`SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&q); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		return q
+	}
+	for _, table := range []string{"nodes", "stream_done"} {
+		if q := ddl(table); !strings.Contains(q, "WITHOUT ROWID") {
+			t.Fatalf("a new file's %s: %s", table, q)
+		}
+	}
+	// what schema 2 had: the same tables as rowid tables
+	for _, q := range []string{
+		`CREATE TABLE nodes_v2 (id TEXT PRIMARY KEY, parent TEXT NOT NULL, body BLOB NOT NULL)`,
+		`INSERT INTO nodes_v2 SELECT * FROM nodes`, `DROP TABLE nodes`, `ALTER TABLE nodes_v2 RENAME TO nodes`,
+		`CREATE TABLE stream_done_v2 (key TEXT PRIMARY KEY, body BLOB NOT NULL)`,
+		`INSERT INTO stream_done_v2 SELECT * FROM stream_done`, `DROP TABLE stream_done`, `ALTER TABLE stream_done_v2 RENAME TO stream_done`,
+		`PRAGMA user_version = 2`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if q := ddl("nodes"); strings.Contains(q, "WITHOUT ROWID") {
+		t.Fatalf("the schema-2 nodes: %s", q)
+	}
+	s = openAt(t, path, sqlite.Options{})
+	for _, table := range []string{"nodes", "stream_done"} {
+		if q := ddl(table); !strings.Contains(q, "WITHOUT ROWID") {
+			t.Errorf("the migrated %s: %s", table, q)
+		}
+	}
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 3 {
+		t.Errorf("user_version %d %v, want 3", v, err)
+	}
+	got, err := s.GetNode(ctx, "n1")
+	if err != nil || len(got.Blocks) != 1 || got.Blocks[0].Text != "hello" {
+		t.Errorf("the migrated node: %+v %v", got, err)
+	}
+	st, err := s.GetStream(ctx, "stream-1")
+	if err != nil || st.Done == nil || st.Done.Text != "answer" {
+		t.Errorf("the migrated completion: %+v %v", st, err)
+	}
+}
+
+// TestTerminalFollowsThePhase: a write that leaves a submission's
+// terminal flag as it was does not name it (submissions_open is left
+// alone); one that ends the turn takes it out of the unfinished, and one
+// that brings an ended record back puts it in again.
+func TestTerminalFollowsThePhase(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{})
+	sub := mustSub(t, s, "sub-t")
+	unfinished := func() bool {
+		t.Helper()
+		subs, err := s.ListUnfinished(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(subs) == 1 && subs[0].ID == sub.ID && subs[0].Phase == sub.Phase
+	}
+	for _, phase := range []contracts.Phase{contracts.PhaseModel, contracts.PhaseCommitted, contracts.PhaseCommitted, contracts.PhaseModel} {
+		next := sub
+		next.Phase = phase
+		got, err := s.UpdateSubmission(ctx, next, sub.Version)
+		if err != nil {
+			t.Fatalf("to %s: %v", phase, err)
+		}
+		sub = got
+		if want := !phase.Terminal(); unfinished() != want {
+			t.Fatalf("after the write to %s, unfinished %v, want %v", phase, !want, want)
+		}
+	}
+	if _, err := s.UpdateSubmission(ctx, sub, sub.Version-1); !errors.Is(err, contracts.ErrConflict) {
+		t.Fatalf("a stale write: %v, want ErrConflict", err)
 	}
 }
