@@ -52,7 +52,7 @@ var (
 	ModelTokens = &Instrument{Name: "cairn.model.tokens", Unit: "Count", Kind: Counter, Dims: []string{"provider", "model", "direction"},
 		Help: "model tokens (direction input|output)"}
 	ToolDuration = &Instrument{Name: "cairn.tool.duration", Unit: "Milliseconds", Kind: Histogram, Dims: []string{"tool", "outcome"},
-		Help: "one tool call (outcome ok|error: an error result or a failed call)"}
+		Help: "one tool call (outcome ok|error: an error result or a failed call|cancelled: its run gave up on it)"}
 	ToolFailures = &Instrument{Name: "cairn.tool.failures", Unit: "Count", Kind: Counter, Dims: []string{"tool"},
 		Help: "tool calls that returned an error result or failed"}
 	LeaseConflicts = &Instrument{Name: "cairn.lease.conflicts", Unit: "Count", Kind: Counter, Dims: []string{"phase"},

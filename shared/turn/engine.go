@@ -97,8 +97,13 @@ type Deps struct {
 	// started marker is written; a quicker one's goes with its result. 0 =
 	// DefaultStartedAfter.
 	StartedAfter time.Duration
-	MaxAttempts  int // per (step, phase); 0 = DefaultMaxAttempts
-	OutputCap    int // tool output cap in bytes; 0 = tools default
+	// FuseWithin is how long a model phase may run its step's read-only,
+	// allowed calls itself, to write their results with its own closing
+	// write (fuse.go; where the store batches); 0 = DefaultFuseWithin,
+	// < 0 = never: every step with calls goes to the tools phase.
+	FuseWithin  time.Duration
+	MaxAttempts int // per (step, phase); 0 = DefaultMaxAttempts
+	OutputCap   int // tool output cap in bytes; 0 = tools default
 }
 
 // Chainer is the worker's side of a next phase run by the same worker

@@ -56,7 +56,7 @@ next:
 
 // TestATurnsMetrics: the demo turn (four model steps, four tool calls, a
 // commit — part of the last model phase's write, as the embedded store
-// batches) records one phase duration and one queue age per handler run,
+// batches, as is the read-only step's call: two tools phases) records one phase duration and one queue age per handler run,
 // a latency and its tokens per model call (summing to the turn's usage),
 // a duration per tool call, and one committed turn.
 func TestATurnsMetrics(t *testing.T) {
@@ -69,7 +69,7 @@ func TestATurnsMetrics(t *testing.T) {
 		t.Fatalf("%s %s", got.Phase, got.Error)
 	}
 	m := lines()
-	for phase, want := range map[string]int{"model": 4, "tools": 3, "commit": 0} {
+	for phase, want := range map[string]int{"model": 4, "tools": 2, "commit": 0} {
 		if n := count(m[telemetry.PhaseDuration.Name], map[string]string{"phase": phase, "outcome": "ok"}); n != want {
 			t.Errorf("%d %s phase durations, want %d", n, phase, want)
 		}

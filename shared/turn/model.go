@@ -79,7 +79,7 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return fmt.Errorf("model step %d of submission %s: %w", sub.Step, sub.ID, err)
 	}
-	return e.close(ctx, sess, sub, resp, w)
+	return e.close(ctx, sess, sub, resp, w, e.fuse(ctx, sess, sub, resp.ToolCalls))
 }
 
 // close writes the stream's tail and its completion marker (w, if the
@@ -89,8 +89,9 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 // order). A finished stream is not bought twice for what goes wrong in the
 // rest: if the rest fails, the batch is undone and the completion is
 // written again on its own. (A panic is a crash: the handler's message is
-// redelivered and the stream, never completed, bought again.)
-func (e *Engine) close(ctx context.Context, sess contracts.Session, sub contracts.Submission, resp contracts.ModelResponse, w *chunkWriter) error {
+// redelivered and the stream, never completed, bought again.) f, when the
+// step's calls ran here (fuse), goes in the same write.
+func (e *Engine) close(ctx context.Context, sess contracts.Session, sub contracts.Submission, resp contracts.ModelResponse, w *chunkWriter, f *fused) error {
 	var kept chunkWriter
 	answer := resp
 	if w != nil && e.Batch != nil {
@@ -103,7 +104,7 @@ func (e *Engine) close(ctx context.Context, sess contracts.Session, sub contract
 				return err
 			}
 		}
-		if err := e.recordModel(ctx, sess, sub, resp); err != nil {
+		if err := e.recordModel(ctx, sess, sub, resp, f); err != nil {
 			return err
 		}
 		e.ack(ctx)
@@ -203,8 +204,9 @@ func (e *Engine) toolSpecs(sess contracts.Session) ([]contracts.ToolSpec, error)
 	return ts.Specs(), nil
 }
 
-// recordModel writes the assistant node and advances.
-func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub contracts.Submission, resp contracts.ModelResponse) error {
+// recordModel writes the assistant node and advances — past the tools
+// phase when f holds the step's calls, run (fuse).
+func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub contracts.Submission, resp contracts.ModelResponse, f *fused) error {
 	node := contracts.Node{
 		ID: ids.Node(sub.ID, sub.Step, contracts.RoleAssistant), Parent: sub.Leaf, SessionID: sub.SessionID,
 		SubmissionID: sub.ID, Role: contracts.RoleAssistant, CreatedAt: e.now(),
@@ -233,6 +235,9 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 	queue := contracts.QueueCommit
 	if len(resp.ToolCalls) > 0 {
 		next.Phase, next.ToolRequests, queue = contracts.PhaseTools, resp.ToolCalls, contracts.QueueTools
+		if f.of(resp.ToolCalls) && e.inBatch(ctx) {
+			return e.recordFused(ctx, sess, next, f.results)
+		}
 	} else {
 		next.Phase, next.Result = contracts.PhaseCommit, resp.Text
 		if e.Batch != nil { // one transaction: the commit is part of this write, no hop

@@ -69,7 +69,7 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 		return fmt.Errorf("acquiring sandbox of session %s: %w", sess.ID, err)
 	}
 	work = withSandboxKind(work, sess.Spec.Sandbox.Kind)
-	ts, err := e.Registry.Bind(sess.Spec.Tools, e.binding(sess, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap, Workflows: e.Workflows, MCP: e.MCP}))
+	ts, err := e.Registry.Bind(sess.Spec.Tools, e.toolBinding(sess, sandbox))
 	if errors.Is(err, contracts.ErrInvalid) {
 		latest, lerr := h.release()
 		if e.lost(ctx, lerr) {
@@ -189,6 +189,11 @@ func (e *Engine) Tools(ctx context.Context, m contracts.Message) (err error) {
 	})
 }
 
+// toolBinding is what a session's tools are bound to where they run.
+func (e *Engine) toolBinding(sess contracts.Session, sandbox contracts.SandboxAPI) contracts.Binding {
+	return e.binding(sess, contracts.Binding{Sandbox: sandbox, SessionID: sess.ID, OutputCap: e.OutputCap, Workflows: e.Workflows, MCP: e.MCP})
+}
+
 // sandboxKnows asks the sandbox's call ledger whether a started call ran
 // (or is running): then re-issuing it with the same call id returns the
 // recorded outcome without running it again. A sandbox without a ledger, or
@@ -285,6 +290,24 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	} else if err := e.batch(ctx, func(ctx context.Context) error { return e.markStarted(ctx, sub, call) }); err != nil {
 		return contracts.ToolResult{}, false, err
 	}
+	r, err := e.invoke(ctx, sub, ts, call)
+	if timer != nil {
+		if markLater = timer.Stop(); !markLater {
+			if merr := <-late; merr != nil && err == nil { // written (or not) before the result: events stay in order
+				return r, false, merr
+			}
+		}
+	}
+	if err != nil {
+		return r, markLater, fmt.Errorf("running call %s (%s): %w", call.ID, call.Name, err)
+	}
+	r.CallID = call.ID // its terminal event is written once the result is recorded (toolEnded)
+	return r, markLater, nil
+}
+
+// invoke runs call in ts as step sub.Step's, traced and measured: its
+// span, duration and failures, whichever phase runs it.
+func (e *Engine) invoke(ctx context.Context, sub contracts.Submission, ts contracts.Toolset, call contracts.ToolCall) (contracts.ToolResult, error) {
 	call.EffectID = ids.Effect(sub.ID, sub.Step, call.ID)
 	call.SessionID, call.SubmissionID, call.Step = sub.SessionID, sub.ID, sub.Step
 	effect := ts.Effect(call.Name)
@@ -298,25 +321,17 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 		span.SetAttributes(attribute.String("cairn.tool.input", telemetry.Content(string(call.Input))), attribute.String("cairn.tool.output", telemetry.Content(r.Content)))
 	}
 	outcome := "ok"
-	if err != nil || r.IsError {
+	switch {
+	case ctx.Err() != nil:
+		outcome = "cancelled" // its run gave up on it (a lost lease, a fused call out of time): not the tool's failure
+	case err != nil || r.IsError:
 		outcome = "error"
 		telemetry.ToolFailures.Record(ctx, 1, toolDim(ts, call.Name))
 	}
 	telemetry.ToolDuration.Record(ctx, ms(time.Since(start)), toolDim(ts, call.Name), outcome)
 	telemetry.Fail(span, err)
 	span.End()
-	if timer != nil {
-		if markLater = timer.Stop(); !markLater {
-			if merr := <-late; merr != nil && err == nil { // written (or not) before the result: events stay in order
-				return r, false, merr
-			}
-		}
-	}
-	if err != nil {
-		return r, markLater, fmt.Errorf("running call %s (%s): %w", call.ID, call.Name, err)
-	}
-	r.CallID = call.ID // its terminal event is written once the result is recorded (toolEnded)
-	return r, markLater, nil
+	return r, err
 }
 
 func (e *Engine) startedAfter() time.Duration {
@@ -430,6 +445,7 @@ func (e *Engine) recordTools(ctx context.Context, sub contracts.Submission, resu
 	if err != nil {
 		return err
 	}
+	e.advanced(ctx, node.Parent) // first its parent, when the same write stored it (a fused step's assistant node)
 	e.advanced(ctx, node.ID)
 	if err := e.Enqueue(ctx, contracts.QueueModel, sub, ""); err != nil {
 		return err

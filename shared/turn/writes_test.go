@@ -14,23 +14,22 @@ import (
 // its phases are received from the queue (a test stepping them, Drain):
 // accept 1; the first model phase 3 (the queue receive, the lease, and the
 // closing batch: the stream's tail with its completion marker, the
-// assistant node, the advance carrying the tools phase's lease
-// (journal.AdvanceLeased), the next phase's send, claimed for this worker
-// (worker.Pool.Chain) by rewriting the handled message's row (sqlite
-// Forward: nothing left to delete)); the tools phase 1 (the read-only
-// call's started marker, its result, the tool node, the advance with the
-// next lease, the send); the second model phase 1 (stream tail,
-// completion, assistant node and the whole commit: a final answer commits
-// in the model phase's own write where the store batches). A change that
-// adds a write fails here, in review, rather than in a benchmark nobody
-// reads.
-const maxTurnCommits = 6
+// assistant node, the read-only call it ran itself (fuse.go) — its started
+// marker, result and events — the tool node, the advance to the next model
+// step carrying its lease (journal.AdvanceLeased), the next phase's send,
+// claimed for this worker (worker.Pool.Chain) by rewriting the handled
+// message's row (sqlite Forward: nothing left to delete)); the second
+// model phase 1 (stream tail, completion, assistant node and the whole
+// commit: a final answer commits in the model phase's own write where the
+// store batches). A change that adds a write fails here, in review, rather
+// than in a benchmark nobody reads.
+const maxTurnCommits = 5
 
 // maxServedTurnCommits is the same turn run by a serving worker pool, as
 // `cairn dev` and the benchmarks run it: the accept's write also takes the
 // first model phase's lease and hands its message to the pool as received
 // (worker.Chainer.Origin), so that phase neither receives nor leases.
-const maxServedTurnCommits = 4
+const maxServedTurnCommits = 3
 
 func TestTurnCommits(t *testing.T) {
 	h := benchSession(t)
@@ -53,8 +52,10 @@ func TestServedTurnCommits(t *testing.T) {
 func benchSession(t *testing.T) *enginetest.Harness {
 	h := enginetest.New(t)
 	// A read-only call's started marker goes with its result unless the
-	// call runs for StartedAfter: on a saturated machine list_dir might.
+	// call runs for StartedAfter, and its model phase runs it unless it
+	// runs for FuseWithin: on a saturated machine list_dir might.
 	h.RT.Engine.StartedAfter = time.Hour
+	h.RT.Engine.FuseWithin = time.Hour
 	return h
 }
 
