@@ -14,8 +14,9 @@ type batchKey struct{}
 
 // batch is one Batch's transaction, carried by the context its fn is given.
 type batch struct {
-	s *Store
-	w *writer // the writer connection, in the batch's transaction
+	s      *Store
+	w      *writer // the writer connection, in the batch's transaction
+	events [][]any // the rows AppendEvents gave it, inserted as one statement before the commit
 }
 
 // batchOf returns the batch of this store that ctx is part of, if any.
@@ -40,8 +41,26 @@ func (s *Store) Batch(ctx context.Context, fn func(ctx context.Context) error) (
 		return fn(ctx)
 	}
 	return s.transact(ctx, func(w *writer) error {
-		return fn(context.WithValue(ctx, batchKey{}, &batch{s: s, w: w}))
+		b := &batch{s: s, w: w}
+		ctx := context.WithValue(ctx, batchKey{}, b)
+		if err := fn(ctx); err != nil {
+			return err
+		}
+		return b.appendEvents(ctx)
 	})
+}
+
+// appendEvents inserts the events the batch was given, in the order given
+// (their seqs rise in that order, as appended one by one; a key already
+// there, or earlier in the batch, is skipped alone): the batch's last
+// statement before its commit, nothing inside the batch reads events.
+func (b *batch) appendEvents(ctx context.Context) error {
+	rows := b.events
+	b.events = nil
+	if err := b.s.insertRows(ctx, insertEvents, rows); err != nil {
+		return fmt.Errorf("appending %d events: %w", len(rows), err)
+	}
+	return nil
 }
 
 // savepoint runs fn as one all-or-nothing part of the batch. The three

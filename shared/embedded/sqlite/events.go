@@ -8,6 +8,8 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
+const insertEvents = `INSERT OR IGNORE INTO events (submission_id, key, body) VALUES`
+
 // AppendEvent appends e unless an event with its (SubmissionID, Key) exists.
 // The store assigns Seq (one increasing sequence across submissions, so
 // strictly increasing within each); e.Seq is ignored. Key is required.
@@ -25,9 +27,15 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...contracts.Event) error 
 		}
 		rows[i] = []any{e.SubmissionID, e.Key, b}
 	}
+	// Inside a batch they join its other events, one statement at its end
+	// (batch.appendEvents).
+	if b := s.batchOf(ctx); b != nil {
+		b.events = append(b.events, rows...)
+		return nil
+	}
 	// One statement: the rows take seqs in order, and a row whose key
 	// exists is skipped alone.
-	if err := s.insertRows(ctx, `INSERT OR IGNORE INTO events (submission_id, key, body) VALUES`, rows); err != nil {
+	if err := s.insertRows(ctx, insertEvents, rows); err != nil {
 		if len(evs) == 1 {
 			return fmt.Errorf("appending event %s of submission %s: %w", evs[0].Key, evs[0].SubmissionID, err)
 		}

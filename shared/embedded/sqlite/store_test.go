@@ -522,3 +522,52 @@ func TestTerminalFollowsThePhase(t *testing.T) {
 		t.Fatalf("a stale write: %v, want ErrConflict", err)
 	}
 }
+
+// TestBatchEventsAreOneInsert: the events a batch is given by several
+// appends go in at its end, in the order given — a key given twice kept
+// once, seqs rising — and a batch undone leaves none.
+func TestBatchEventsAreOneInsert(t *testing.T) {
+	ctx := context.Background()
+	s := openAt(t, filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{})
+	ev := func(key string) contracts.Event {
+		return contracts.Event{SubmissionID: "sub-e", Key: key, Type: contracts.EventStep, Text: key}
+	}
+	if err := s.AppendEvents(ctx, ev("before")); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Batch(ctx, func(ctx context.Context) error {
+		if err := s.AppendEvents(ctx, ev("a"), ev("b")); err != nil {
+			return err
+		}
+		if err := s.AppendEvents(ctx, ev("before"), ev("c"), ev("a")); err != nil {
+			return err
+		}
+		return s.AppendEvents(ctx, ev("d"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("undone")
+	if err := s.Batch(ctx, func(ctx context.Context) error {
+		if err := s.AppendEvents(ctx, ev("e")); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("the undone batch: %v", err)
+	}
+	evs, err := s.ListEvents(ctx, "sub-e", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for i, e := range evs {
+		keys = append(keys, e.Key)
+		if e.Text != e.Key || i > 0 && e.Seq <= evs[i-1].Seq {
+			t.Errorf("event %d: %+v after seq %d", i, e, evs[max(i-1, 0)].Seq)
+		}
+	}
+	if got := strings.Join(keys, " "); got != "before a b c d" {
+		t.Fatalf("events %q, want %q", got, "before a b c d")
+	}
+}
