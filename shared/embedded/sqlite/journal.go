@@ -158,17 +158,21 @@ func (s *Store) UpdateSubmission(ctx context.Context, sub contracts.Submission, 
 	}
 	// A write that leaves terminal as it was does not name it: SQLite then
 	// leaves submissions_open (WHERE terminal = 0) alone, one page fewer
-	// per commit. Only a write that changes it (an end) sets it.
+	// per commit. An end sets it; so does a non-terminal write over an
+	// ended record, found when the narrow write matches nothing.
 	terminal := sub.Phase.Terminal()
-	res, err := s.exec(ctx, `UPDATE submissions SET phase = ?, version = ?, updated_at = ?, body = ?
-		WHERE id = ? AND version = ? AND terminal = ?`,
-		string(sub.Phase), sub.Version, nanos(sub.UpdatedAt), body, sub.ID, expected, terminal)
-	if err != nil {
-		return contracts.Submission{}, fmt.Errorf("updating submission %s: %w", sub.ID, err)
+	var n int64
+	if !terminal {
+		res, err := s.exec(ctx, `UPDATE submissions SET phase = ?, version = ?, updated_at = ?, body = ?
+			WHERE id = ? AND version = ? AND terminal = 0`,
+			string(sub.Phase), sub.Version, nanos(sub.UpdatedAt), body, sub.ID, expected)
+		if err != nil {
+			return contracts.Submission{}, fmt.Errorf("updating submission %s: %w", sub.ID, err)
+		}
+		n, _ = res.RowsAffected()
 	}
-	n, _ := res.RowsAffected()
 	if n == 0 {
-		res, err = s.exec(ctx, `UPDATE submissions SET phase = ?, version = ?, updated_at = ?, body = ?, terminal = ?
+		res, err := s.exec(ctx, `UPDATE submissions SET phase = ?, version = ?, updated_at = ?, body = ?, terminal = ?
 			WHERE id = ? AND version = ?`,
 			string(sub.Phase), sub.Version, nanos(sub.UpdatedAt), body, terminal, sub.ID, expected)
 		if err != nil {
