@@ -181,8 +181,11 @@ func (e *Engine) stream(ctx context.Context, sess contracts.Session, sub contrac
 
 // complete writes the stream's unflushed tail and its completion marker,
 // and returns the completion that won (the first written: every process
-// records the same answer).
+// records the same answer). The tail's chunks that are not text (tool
+// calls, usage) are not stored: the completion holds them, and nothing
+// reads a completed stream's chunks.
 func (e *Engine) complete(ctx context.Context, w *chunkWriter, resp contracts.ModelResponse) (contracts.ModelResponse, error) {
+	w.chunks = w.chunks[:0]
 	if err := w.flush(ctx); err != nil {
 		return resp, err
 	}
