@@ -136,7 +136,16 @@ func (t Table) Match(model string) (entry string, ok bool) {
 // Cost is the estimate of usage on model (nil: the table has no price
 // for it). Amounts are rounded to a millionth of the currency unit.
 func (t Table) Cost(model string, u contracts.Usage) *contracts.Cost {
-	p, ok := t.Lookup(model)
+	entry, ok := t.Match(model)
+	if !ok {
+		return nil
+	}
+	return t.CostOf(entry, u)
+}
+
+// CostOf is Cost at the table's entry (Match's), nil if it has none.
+func (t Table) CostOf(entry string, u contracts.Usage) *contracts.Cost {
+	p, ok := t.Models[entry]
 	if !ok {
 		return nil
 	}

@@ -128,8 +128,9 @@ type Chainer interface {
 type Engine struct {
 	Deps
 
-	paths pathCache // the latest transcript path per session (paths.go)
-	specs specCache // the immutable part of recent sessions (specs.go)
+	paths   pathCache // the latest transcript path per session (paths.go)
+	specs   specCache // the immutable part of recent sessions (specs.go)
+	matched matchMemo // model → price-table entry (priceEntry)
 	// pinning holds the sessions whose stdio MCP servers this process is
 	// listing now (pinForModel): a second message for one of them — a
 	// redelivery, a repair's re-drive — is put back instead of holding
@@ -187,11 +188,43 @@ var defaultPrices = pricing.Default()
 
 // cost is the estimate of usage on the session's model.
 func (e *Engine) cost(model string, u contracts.Usage) *contracts.Cost {
+	t, entry, ok := e.priceEntry(model)
+	if !ok {
+		return nil
+	}
+	return t.CostOf(entry, u)
+}
+
+// priceEntry is the price table in use and model's entry in it
+// (Table.Match), remembered per table: a step asks three times (its cost,
+// its metrics' dimension), and a match is a glob against every pattern.
+// The names remembered are bounded (a session names any model it likes).
+func (e *Engine) priceEntry(model string) (*pricing.Table, string, bool) {
 	t := &defaultPrices
 	if e.Prices != nil {
 		t = e.Prices
 	}
-	return t.Cost(model, u)
+	e.matched.mu.Lock()
+	defer e.matched.mu.Unlock()
+	if e.matched.table != t || len(e.matched.entries) >= maxMatched {
+		e.matched.table, e.matched.entries = t, map[string]string{}
+	}
+	entry, seen := e.matched.entries[model]
+	if !seen {
+		entry, _ = t.Match(model)
+		e.matched.entries[model] = entry
+	}
+	return t, entry, entry != ""
+}
+
+// maxMatched bounds the model names priceEntry remembers.
+const maxMatched = 256
+
+// matchMemo is priceEntry's memory: model → entry ("" none) of table.
+type matchMemo struct {
+	mu      sync.Mutex
+	table   *pricing.Table
+	entries map[string]string
 }
 
 // withModelCost is cur (the orchestration part, shared/meter) with the

@@ -101,11 +101,7 @@ func sandboxKind(ctx context.Context) string {
 // "any" for a provider-wide one), else "other" — a session names any model it likes,
 // and a metric dimension must not take what a tenant makes up.
 func (e *Engine) modelDim(specModel string) string {
-	t := &defaultPrices
-	if e.Prices != nil {
-		t = e.Prices
-	}
-	entry, ok := t.Match(specModel)
+	_, entry, ok := e.priceEntry(specModel)
 	if !ok {
 		return "other"
 	}
