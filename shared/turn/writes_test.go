@@ -1,7 +1,12 @@
 package turn_test
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -86,4 +91,81 @@ func countTurnCommits(t *testing.T, h *enginetest.Harness, budget uint64, run fu
 	} else {
 		t.Logf("one turn: %d commits", n)
 	}
+}
+
+// maxServedTurnPages is what the served bench turn writes to SQLite's
+// write-ahead log, in pages (4 KiB frames, each two system calls): a
+// commit costs the pages it dirties, one or more per table and index it
+// touches, so a new index, a write that moves an index entry for nothing
+// or a row that no longer fits its page shows here before it shows in a
+// benchmark. Measured: 109 frames in three turns (36.3 a turn; the same
+// on every run, the manual clock and ids make it deterministic).
+const maxServedTurnPages = 38
+
+func TestServedTurnPages(t *testing.T) {
+	h := benchSession(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { h.RT.Workers.Run(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+	<-h.RT.Workers.Serving()
+	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
+	turn := func(i int) {
+		t.Helper()
+		sub, _, err := h.RT.Engine.Accept(context.Background(), s.ID, "go", fmt.Sprint(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := awaitEnd(context.Background(), h, sub.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 { // the session's workspace and first pages exist: a continuing turn
+		turn(i)
+	}
+	// An empty log, then three turns: their frames are all it holds (far
+	// fewer than the automatic checkpoint's 1,000).
+	db, err := sql.Open("sqlite", h.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var busy, logged, moved int
+	if err := db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &moved); err != nil || busy != 0 {
+		t.Fatalf("emptying the log: busy %d, %v", busy, err)
+	}
+	const turns = 3
+	for i := range turns {
+		turn(3 + i)
+	}
+	frames, commits := walFrames(t, h.DBPath+"-wal")
+	if commits != turns*maxServedTurnCommits {
+		t.Errorf("%d commits in the log, want %d", commits, turns*maxServedTurnCommits)
+	}
+	if frames > turns*maxServedTurnPages {
+		t.Fatalf("%d turns wrote %d pages, the budget is %d a turn: a new index or a moving key?", turns, frames, maxServedTurnPages)
+	}
+	t.Logf("%d turns: %d pages in %d commits", turns, frames, commits)
+}
+
+// walFrames counts a SQLite write-ahead log's frames and its commits (a
+// frame whose header gives the database size ends one).
+func walFrames(t *testing.T, path string) (frames, commits int) {
+	t.Helper()
+	wal, err := os.ReadFile(path)
+	if err != nil || len(wal) < 32 {
+		t.Fatalf("reading %s: %d bytes, %v", path, len(wal), err)
+	}
+	size := 24 + int(binary.BigEndian.Uint32(wal[8:12]))
+	salt := wal[16:24]
+	for off := 32; off+size <= len(wal); off += size {
+		if !bytes.Equal(wal[off+8:off+16], salt) { // a frame of an earlier log, left past the end of this one
+			break
+		}
+		frames++
+		if binary.BigEndian.Uint32(wal[off+4:]) != 0 {
+			commits++
+		}
+	}
+	return frames, commits
 }

@@ -66,6 +66,7 @@ type Harness struct {
 	Model      *scripted.Client // registered as provider "scripted"
 	Clock      *ManualClock     // the runtime's, the store's and the ids' clock
 	SandboxDir string           // holds one workspace directory per session id
+	DBPath     string           // the store's SQLite file
 
 	t testing.TB
 }
@@ -126,7 +127,7 @@ func NewConfig(t testing.TB, cfg assemble.Config, opts ...func(*assemble.Ports))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Harness{t: t, RT: rt, Store: store, Model: model, Clock: clock, SandboxDir: sandboxes}
+	return &Harness{t: t, RT: rt, Store: store, Model: model, Clock: clock, SandboxDir: sandboxes, DBPath: filepath.Join(dir, "cairn.db")}
 }
 
 // AllTools enables every built-in tool (but the opt-in ones).
