@@ -72,6 +72,17 @@ type ToolDef struct {
 	// OptIn tools are bound only when a session names them, never as part
 	// of "every built-in tool".
 	OptIn bool
+	// InSandbox: everything the tool does is done in the session's
+	// sandbox (its files, its commands) — nothing outside it (a workflow
+	// run, an MCP server) is started or reached.
+	InSandbox bool
+}
+
+// SandboxedToolset is a Toolset that can say whether a bound tool's work
+// is all in the session's sandbox (ToolDef.InSandbox; an MCP server's
+// tool never is).
+type SandboxedToolset interface {
+	InSandbox(name string) bool
 }
 
 // Toolset is a session's bound tools.

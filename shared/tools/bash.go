@@ -30,7 +30,8 @@ func bashDef() contracts.ToolDef {
 			Description: "Run a bash command in the workspace. Returns stdout, then stderr after a [stderr] line, then [exit code N] when it fails or [timed out].",
 			InputSchema: []byte(bashSchema),
 		},
-		Effect: contracts.Mutating,
+		Effect:    contracts.Mutating,
+		InSandbox: true,
 		Factory: func(b contracts.Binding) (contracts.Tool, error) {
 			if err := requireSandbox("bash", b); err != nil {
 				return nil, err

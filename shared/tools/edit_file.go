@@ -26,7 +26,8 @@ func editFileDef() contracts.ToolDef {
 			Description: "Replace exact text in a workspace file. old_string must match exactly once (include surrounding lines to make it unique) unless replace_all is true.",
 			InputSchema: []byte(editFileSchema),
 		},
-		Effect: contracts.Mutating,
+		Effect:    contracts.Mutating,
+		InSandbox: true,
 		Factory: func(b contracts.Binding) (contracts.Tool, error) {
 			if err := requireSandbox("edit_file", b); err != nil {
 				return nil, err

@@ -24,7 +24,8 @@ func globDef() contracts.ToolDef {
 			Description: "Find workspace paths matching a glob pattern; one path per line, sorted.",
 			InputSchema: []byte(globSchema),
 		},
-		Effect: contracts.ReadOnly,
+		Effect:    contracts.ReadOnly,
+		InSandbox: true,
 		Factory: func(b contracts.Binding) (contracts.Tool, error) {
 			if err := requireSandbox("glob", b); err != nil {
 				return nil, err

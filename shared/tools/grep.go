@@ -26,7 +26,8 @@ func grepDef() contracts.ToolDef {
 			Description: "Search workspace text files for a regular expression; prints path:line:text per match, sorted by path and line. Binary files are skipped.",
 			InputSchema: []byte(grepSchema),
 		},
-		Effect: contracts.ReadOnly,
+		Effect:    contracts.ReadOnly,
+		InSandbox: true,
 		Factory: func(b contracts.Binding) (contracts.Tool, error) {
 			if err := requireSandbox("grep", b); err != nil {
 				return nil, err

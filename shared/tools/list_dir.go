@@ -23,7 +23,8 @@ func listDirDef() contracts.ToolDef {
 			Description: "List a workspace directory: one entry per line, sorted by name, directories with a trailing \"/\".",
 			InputSchema: []byte(listDirSchema),
 		},
-		Effect: contracts.ReadOnly,
+		Effect:    contracts.ReadOnly,
+		InSandbox: true,
 		Factory: func(b contracts.Binding) (contracts.Tool, error) {
 			if err := requireSandbox("list_dir", b); err != nil {
 				return nil, err

@@ -25,7 +25,8 @@ func pythonDef() contracts.ToolDef {
 			Description: "Run a Python 3 script in the workspace. Returns stdout, then stderr after a [stderr] line, then [exit code N] when it fails or [timed out].",
 			InputSchema: []byte(pythonSchema),
 		},
-		Effect: contracts.Mutating,
+		Effect:    contracts.Mutating,
+		InSandbox: true,
 		Factory: func(b contracts.Binding) (contracts.Tool, error) {
 			if err := requireSandbox("python", b); err != nil {
 				return nil, err

@@ -26,7 +26,8 @@ func readFileDef() contracts.ToolDef {
 			Description: "Read a text file from the workspace. Large files are returned in parts: a note at the end tells the offset to continue from.",
 			InputSchema: []byte(readFileSchema),
 		},
-		Effect: contracts.ReadOnly,
+		Effect:    contracts.ReadOnly,
+		InSandbox: true,
 		Factory: func(b contracts.Binding) (contracts.Tool, error) {
 			if err := requireSandbox("read_file", b); err != nil {
 				return nil, err

@@ -102,7 +102,7 @@ func (r *Registry) Bind(configs []contracts.ToolConfig, b contracts.Binding) (co
 		if err != nil {
 			return nil, fmt.Errorf("binding tool %s: %w", c.Name, err)
 		}
-		bt := &boundTool{spec: def.ToolSpec, effect: effect, schema: r.schemas[c.Name], tool: tool}
+		bt := &boundTool{spec: def.ToolSpec, effect: effect, inSandbox: def.InSandbox, schema: r.schemas[c.Name], tool: tool}
 		ts.byName[c.Name] = bt
 		ts.order = append(ts.order, bt)
 	}

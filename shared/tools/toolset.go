@@ -15,10 +15,11 @@ import (
 
 // boundTool is one tool of a toolset.
 type boundTool struct {
-	spec   contracts.ToolSpec
-	effect contracts.Effect
-	schema *jsonschema.Schema
-	tool   contracts.Tool
+	spec      contracts.ToolSpec
+	effect    contracts.Effect
+	inSandbox bool // ToolDef.InSandbox (an MCP tool: false)
+	schema    *jsonschema.Schema
+	tool      contracts.Tool
 }
 
 // toolset is a session's bound tools; immutable once built.
@@ -29,7 +30,10 @@ type toolset struct {
 	specOnly  bool // bound without a sandbox: Specs and Effect only
 }
 
-var _ contracts.Toolset = (*toolset)(nil)
+var (
+	_ contracts.Toolset          = (*toolset)(nil)
+	_ contracts.SandboxedToolset = (*toolset)(nil)
+)
 
 // Specs returns what the model sees of the tools, in binding order.
 func (ts *toolset) Specs() []contracts.ToolSpec {
@@ -46,6 +50,13 @@ func (ts *toolset) Effect(name string) contracts.Effect {
 		return bt.effect
 	}
 	return ""
+}
+
+// InSandbox reports whether a bound tool's work is all in the session's
+// sandbox (false if unknown).
+func (ts *toolset) InSandbox(name string) bool {
+	bt, ok := ts.byName[name]
+	return ok && bt.inSandbox
 }
 
 // Call validates the input, runs the tool and caps its output. Unknown tools

@@ -25,7 +25,8 @@ func writeFileDef() contracts.ToolDef {
 			Description: "Create or replace a file in the workspace, or append to it.",
 			InputSchema: []byte(writeFileSchema),
 		},
-		Effect: contracts.Mutating,
+		Effect:    contracts.Mutating,
+		InSandbox: true,
 		Factory: func(b contracts.Binding) (contracts.Tool, error) {
 			if err := requireSandbox("write_file", b); err != nil {
 				return nil, err

@@ -68,6 +68,10 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	work, h := e.hold(ctx, sub)
 	defer h.release() // also when the stream panics: no heartbeat outlives its handler
 	resp, w, err := e.stream(work, sess, sub, reuse)
+	var f *fused
+	if err == nil {
+		f = e.fuse(work, sess, sub, resp) // still holding the lease: renewed, and a cancel ends the calls
+	}
 	latest, lerr := h.release()
 	if e.lost(ctx, lerr) {
 		return nil
@@ -79,7 +83,7 @@ func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	if err != nil {
 		return fmt.Errorf("model step %d of submission %s: %w", sub.Step, sub.ID, err)
 	}
-	return e.close(ctx, sess, sub, resp, w, e.fuse(ctx, sess, sub, resp.ToolCalls))
+	return e.close(ctx, sess, sub, resp, w, f)
 }
 
 // close writes the stream's tail and its completion marker (w, if the

@@ -290,7 +290,7 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 	} else if err := e.batch(ctx, func(ctx context.Context) error { return e.markStarted(ctx, sub, call) }); err != nil {
 		return contracts.ToolResult{}, false, err
 	}
-	r, err := e.invoke(ctx, sub, ts, call)
+	r, err := e.invoke(ctx, sub, ts, call, false)
 	if timer != nil {
 		if markLater = timer.Stop(); !markLater {
 			if merr := <-late; merr != nil && err == nil { // written (or not) before the result: events stay in order
@@ -306,8 +306,10 @@ func (e *Engine) run(ctx context.Context, sub contracts.Submission, ts contracts
 }
 
 // invoke runs call in ts as step sub.Step's, traced and measured: its
-// span, duration and failures, whichever phase runs it.
-func (e *Engine) invoke(ctx context.Context, sub contracts.Submission, ts contracts.Toolset, call contracts.ToolCall) (contracts.ToolResult, error) {
+// span, duration and failures, whichever phase runs it. A tentative run
+// (fuse) that fails or runs out of time is not measured: its result is
+// dropped and the tools phase runs the call again, measured there.
+func (e *Engine) invoke(ctx context.Context, sub contracts.Submission, ts contracts.Toolset, call contracts.ToolCall, tentative bool) (contracts.ToolResult, error) {
 	call.EffectID = ids.Effect(sub.ID, sub.Step, call.ID)
 	call.SessionID, call.SubmissionID, call.Step = sub.SessionID, sub.ID, sub.Step
 	effect := ts.Effect(call.Name)
@@ -320,16 +322,21 @@ func (e *Engine) invoke(ctx context.Context, sub contracts.Submission, ts contra
 	if telemetry.CaptureContent() { // the operator's opt-in: never by default
 		span.SetAttributes(attribute.String("cairn.tool.input", telemetry.Content(string(call.Input))), attribute.String("cairn.tool.output", telemetry.Content(r.Content)))
 	}
+	telemetry.Fail(span, err)
+	if tentative && (err != nil || ctx.Err() != nil) {
+		span.SetAttributes(attribute.Bool("cairn.tool.dropped", true))
+		span.End()
+		return r, err
+	}
 	outcome := "ok"
 	switch {
 	case ctx.Err() != nil:
-		outcome = "cancelled" // its run gave up on it (a lost lease, a fused call out of time): not the tool's failure
+		outcome = "cancelled" // its run gave up on it (a lost lease, a cancel): not the tool's failure
 	case err != nil || r.IsError:
 		outcome = "error"
 		telemetry.ToolFailures.Record(ctx, 1, toolDim(ts, call.Name))
 	}
 	telemetry.ToolDuration.Record(ctx, ms(time.Since(start)), toolDim(ts, call.Name), outcome)
-	telemetry.Fail(span, err)
 	span.End()
 	return r, err
 }
