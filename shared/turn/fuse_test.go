@@ -2,6 +2,7 @@ package turn_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -155,8 +156,10 @@ func TestSlowReadOnlyCallGoesToTheToolsPhase(t *testing.T) {
 	if n := l.count(); n != 2 {
 		t.Errorf("list_dir ran %d times, want 2 (cancelled in the model phase, then in the tools phase)", n)
 	}
+	// (the dropped attempt's span ends when its call returns, which the
+	// model phase does not wait for: it may not be exported yet)
 	n, under := phaseSpans(t, exp, sub.ID)
-	if n["cairn.phase tools"] != 1 || len(under) != 2 || under[1] != "cairn.phase tools" {
+	if n["cairn.phase tools"] != 1 || !slices.Contains(under, "cairn.phase tools") {
 		t.Errorf("spans %v, tool spans under %v: want one tools phase running the call", n, under)
 	}
 	started, finished := 0, 0
