@@ -63,6 +63,19 @@ func listingHarness(t *testing.T, block bool) (*enginetest.Harness, *listings) {
 	return h, l
 }
 
+// benchTurn runs the bench turn (list_dir, then an answer) in a new
+// session of h, stepped to its end, which must be COMMITTED.
+func benchTurn(t *testing.T, h *enginetest.Harness) (contracts.Session, contracts.Submission) {
+	t.Helper()
+	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
+	sub := h.Submit(s.ID, "go")
+	h.Drain()
+	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
+		t.Fatalf("%s %s", got.Phase, got.Error)
+	}
+	return s, sub
+}
+
 // phaseSpans counts a turn's spans by name, and names the phase each tool
 // span is under.
 func phaseSpans(t *testing.T, exp *tracetest.InMemoryExporter, subID string) (map[string]int, []string) {
@@ -105,13 +118,7 @@ func TestReadOnlyStepRunsInItsModelPhase(t *testing.T) {
 	exp := spantest.Record(t)
 	h, l := listingHarness(t, false)
 	h.RT.Engine.FuseWithin = time.Hour // a saturated machine's list_dir is still within it
-	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
-	sub := h.Submit(s.ID, "go")
-	h.Drain()
-	got := h.Get(sub.ID)
-	if got.Phase != contracts.PhaseCommitted {
-		t.Fatalf("%s %s", got.Phase, got.Error)
-	}
+	s, sub := benchTurn(t, h)
 	if n := l.count(); n != 1 {
 		t.Errorf("list_dir ran %d times, want 1", n)
 	}
@@ -146,13 +153,7 @@ func TestSlowReadOnlyCallGoesToTheToolsPhase(t *testing.T) {
 	exp := spantest.Record(t)
 	h, l := listingHarness(t, true)
 	h.RT.Engine.FuseWithin = time.Millisecond // the first listing never ends on its own
-	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
-	sub := h.Submit(s.ID, "go")
-	h.Drain()
-	got := h.Get(sub.ID)
-	if got.Phase != contracts.PhaseCommitted {
-		t.Fatalf("%s %s", got.Phase, got.Error)
-	}
+	_, sub := benchTurn(t, h)
 	if n := l.count(); n != 2 {
 		t.Errorf("list_dir ran %d times, want 2 (cancelled in the model phase, then in the tools phase)", n)
 	}

@@ -46,12 +46,17 @@ func TestTurnCommits(t *testing.T) {
 
 func TestServedTurnCommits(t *testing.T) {
 	h := benchSession(t)
+	serve(t, h)
+	countTurnCommits(t, h, maxServedTurnCommits, nil)
+}
+
+// serve runs h's worker pool until the test ends, once it serves.
+func serve(t *testing.T, h *enginetest.Harness) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { h.RT.Workers.Run(ctx); close(stopped) }()
-	defer func() { cancel(); <-stopped }()
+	t.Cleanup(func() { cancel(); <-stopped })
 	<-h.RT.Workers.Serving()
-	countTurnCommits(t, h, maxServedTurnCommits, nil)
 }
 
 func benchSession(t *testing.T) *enginetest.Harness {
@@ -104,11 +109,7 @@ const maxServedTurnPages = 38
 
 func TestServedTurnPages(t *testing.T) {
 	h := benchSession(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan struct{})
-	go func() { h.RT.Workers.Run(ctx); close(stopped) }()
-	defer func() { cancel(); <-stopped }()
-	<-h.RT.Workers.Serving()
+	serve(t, h)
 	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
 	turn := func(i int) {
 		t.Helper()
