@@ -3,6 +3,7 @@ package turn
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -74,6 +75,12 @@ func (e *Engine) fuse(ctx context.Context, sess contracts.Session, sub contracts
 	defer cancel()
 	ran := make(chan []contracts.ToolResult, 1) // nil: given up
 	go func() {
+		defer func() {
+			if r := recover(); r != nil { // not this goroutine's to crash the process: the tools phase runs it again, where the worker recovers it
+				e.log().WarnContext(ctx, "a tool panicked in the model phase; its step goes to the tools phase", "submission_id", sub.ID, "panic", fmt.Sprint(r))
+				ran <- nil
+			}
+		}()
 		results := make([]contracts.ToolResult, len(calls))
 		for i, call := range calls {
 			r, err := e.invoke(ctx, sub, ts, call, true)

@@ -386,3 +386,38 @@ func cancelDuringListDir(t *testing.T, within time.Duration) {
 		t.Errorf("a cancelled step left %d tool records and the transcript %q", len(recs), nodes)
 	}
 }
+
+// panicking wraps a harness's sandboxes: every ListDir panics.
+type panicking struct{ contracts.SandboxProvider }
+
+func (p *panicking) Acquire(ctx context.Context, id string, spec contracts.SandboxSpec) (contracts.SandboxAPI, error) {
+	sb, err := p.SandboxProvider.Acquire(ctx, id, spec)
+	if err != nil {
+		return nil, err
+	}
+	return panickingSandbox{sb}, nil
+}
+
+type panickingSandbox struct{ contracts.SandboxAPI }
+
+func (panickingSandbox) ListDir(context.Context, string) ([]contracts.FileInfo, error) {
+	panic("a tool's bug")
+}
+
+// TestPanickingCallDoesNotCrashTheModelPhase: a read-only call that
+// panics while the model phase runs it does not take the process down
+// (the call runs on its own goroutine there): the step goes to the tools
+// phase with its completion stored, whose handler's panic the worker
+// recovers as it always did (the message is delivered again later).
+func TestPanickingCallDoesNotCrashTheModelPhase(t *testing.T) {
+	h := enginetest.New(t, func(p *assemble.Ports) { p.Sandboxes = &panicking{p.Sandboxes} })
+	h.RT.Engine.FuseWithin = time.Hour
+	s := h.Session(contracts.SessionSpec{Model: "scripted:bench", Tools: []contracts.ToolConfig{{Name: "list_dir"}}})
+	sub := h.Submit(s.ID, "go")
+	h.Drain()
+	got := h.Get(sub.ID)
+	st, err := h.Store.GetStream(context.Background(), got.StreamKey)
+	if got.Phase != contracts.PhaseTools || err != nil || st.Done == nil {
+		t.Fatalf("%s %s, completion stored %v (%v): want the step in the tools phase, its completion stored", got.Phase, got.Error, st.Done != nil, err)
+	}
+}
