@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -47,9 +46,6 @@ func (e *Engine) fuse(ctx context.Context, sess contracts.Session, sub contracts
 		return nil // the turn ends (model or tools phase) before any call
 	}
 	for _, call := range calls {
-		if strings.HasPrefix(call.Name, mcpPrefix) {
-			return nil // a server's: its time is not the sandbox's, and a call cancelled there may still cost there
-		}
 		if d, _ := e.decide(sess, sub, call); d != contracts.Allow {
 			return nil
 		}

@@ -115,12 +115,9 @@ func (e *Engine) modelDim(specModel string) string {
 // toolDim is a tool call's "tool" dimension: a bound tool's name, "mcp"
 // for any MCP server's tool (their names embed the session's server
 // names), "unknown" for a name the model made up.
-// mcpPrefix begins the name of every MCP server's tool (shared/mcp.Prefix).
-const mcpPrefix = "mcp__"
-
 func toolDim(ts contracts.Toolset, name string) string {
 	switch {
-	case strings.HasPrefix(name, mcpPrefix):
+	case strings.HasPrefix(name, "mcp__"):
 		return "mcp"
 	case ts.Effect(name) == "":
 		return "unknown"
