@@ -16,6 +16,7 @@ import (
 	"github.com/cairnrun/cairn/shared/sandbox/local"
 	"github.com/cairnrun/cairn/shared/testkit/enginetest"
 	"github.com/cairnrun/cairn/shared/testkit/mcptest"
+	"github.com/cairnrun/cairn/shared/testkit/spantest"
 	"github.com/cairnrun/cairn/shared/turn"
 )
 
@@ -43,6 +44,7 @@ func (m *toolsSeen) Stream(ctx context.Context, req contracts.ModelRequest, emit
 // against the pinned schema first; a server that is down is a tool error
 // naming it and the turn ends.
 func TestMCPToolsInATurn(t *testing.T) {
+	exp := spantest.Record(t)
 	srv := mcptest.Start(t, mcptest.Streamable)
 	model := &toolsSeen{Client: scripted.New()}
 	h := enginetest.New(t, func(p *assemble.Ports) { p.Models["scripted"] = model })
@@ -72,9 +74,14 @@ func TestMCPToolsInATurn(t *testing.T) {
 		}
 		return got, h.Transcript(sess.ID)
 	}
-	_, tr := run(`mcp__everything__echo {"message":"hi from cairn"}`)
+	echoed, tr := run(`mcp__everything__echo {"message":"hi from cairn"}`)
 	if !slices.ContainsFunc(tr, func(l string) bool { return strings.Contains(l, "Echo: hi from cairn") }) {
 		t.Fatalf("the echo result is not in the transcript:\n%s", strings.Join(tr, "\n"))
+	}
+	// Read-only, but a server's: the tools phase calls it, not the model
+	// phase (fuse.go runs only calls whose work is in the sandbox).
+	if _, under := phaseSpans(t, exp, echoed.ID); !slices.Equal(under, []string{"cairn.phase tools"}) {
+		t.Errorf("the read-only MCP call ran under %v, want the tools phase", under)
 	}
 	// Input is checked against the pinned schema before any call.
 	_, tr = run(`mcp__everything__get-sum {"a":"one","b":2}`)
