@@ -2,7 +2,6 @@ package turn
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -202,20 +201,16 @@ func (e *Engine) advanced(ctx context.Context, leaf string) {
 }
 
 // grow extends each cached path whose leaf is a kept node's parent. A node
-// goes through JSON as the store keeps it, so a hit hands out what a read
-// would (times in the stored form, empty fields dropped).
+// is cached in the form the store keeps it (storedNode), so a hit hands
+// out what a read would.
 func (c *pathCache) grow(nodes []contracts.Node) {
 	for _, n := range nodes {
 		cp, ok := c.peek(n.SessionID)
 		if !ok || cp.leaf != n.Parent {
 			continue
 		}
-		body, err := json.Marshal(n)
-		if err != nil {
-			continue
-		}
-		var stored contracts.Node
-		if json.Unmarshal(body, &stored) != nil {
+		stored, ok := storedNode(n)
+		if !ok {
 			continue
 		}
 		c.extend(n.SessionID, cp, n.ID, []contracts.Node{stored})
