@@ -29,10 +29,23 @@ type Provider struct {
 	baseDir string
 	opts    Options
 
-	mu    sync.Mutex
-	given map[string]bool     // sessions whose workspace this provider gave to opts.Credential
-	mcp   map[string]*mcpHost // sessions' stdio MCP servers: every Acquire's sandbox shares them
+	mu     sync.Mutex
+	given  map[string]bool     // sessions whose workspace this provider gave to opts.Credential
+	mcp    map[string]*mcpHost // sessions' stdio MCP servers: every Acquire's sandbox shares them
+	placed map[string]placed   // sessions' sandboxes, for the next Acquire (reuse)
 }
+
+// placed is a sandbox Acquire returned, and what its workspace directory
+// was then.
+type placed struct {
+	api    contracts.SandboxAPI
+	dir    os.FileInfo // the workspace directory as os.Stat saw it
+	limits contracts.SandboxLimits
+}
+
+// maxPlaced bounds the sandboxes kept for reuse (each holds its workspace
+// directory open).
+const maxPlaced = 1024
 
 var _ contracts.SandboxProvider = (*Provider)(nil)
 
@@ -74,10 +87,13 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 	if err := placement.CheckSessionID(sessionID); err != nil {
 		return nil, err
 	}
+	ws := filepath.Join(p.baseDir, sessionID)
+	if api, ok := p.reuse(sessionID, ws, spec.Limits); ok {
+		return api, nil
+	}
 	opts := p.opts
 	opts.StateDir = filepath.Join(p.baseDir, stateDir, sessionID)
 	opts.Limits = spec.Limits
-	ws := filepath.Join(p.baseDir, sessionID)
 	if opts.Credential != nil {
 		// Created here, not by New, so that it is not listable by others
 		// (an existing directory keeps its mode).
@@ -100,13 +116,55 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 	}
 	p.mu.Unlock()
 	if opts.Credential == nil {
+		p.keep(sessionID, l.Root(), spec.Limits, l)
 		return l, nil
 	}
 	o := Own(l)
 	if err := p.give(sessionID, o); err != nil {
 		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
 	}
+	p.keep(sessionID, l.Root(), spec.Limits, o)
 	return o, nil
+}
+
+// reuse returns the sandbox an earlier Acquire placed for the session
+// with the same limits, while its workspace is still the directory it was
+// placed in (os.SameFile: not removed, replaced, or moved away under a
+// symlink since) — one stat instead of creating, resolving and opening the
+// workspace again. The sandbox is the same value, shared by the phases
+// that use it (its calls, cancels and ledger one set).
+func (p *Provider) reuse(sessionID, ws string, limits contracts.SandboxLimits) (contracts.SandboxAPI, bool) {
+	p.mu.Lock()
+	c, ok := p.placed[sessionID]
+	p.mu.Unlock()
+	if !ok || c.limits != limits {
+		return nil, false
+	}
+	if fi, err := os.Stat(ws); err != nil || !os.SameFile(fi, c.dir) {
+		return nil, false
+	}
+	return c.api, true
+}
+
+// keep notes api as the session's sandbox for reuse, with its workspace
+// directory (root, resolved) as it is now.
+func (p *Provider) keep(sessionID, root string, limits contracts.SandboxLimits, api contracts.SandboxAPI) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.placed == nil {
+		p.placed = map[string]placed{}
+	}
+	if _, ok := p.placed[sessionID]; !ok && len(p.placed) >= maxPlaced {
+		for victim := range p.placed { // any one: a later Acquire of it places it again
+			delete(p.placed, victim)
+			break
+		}
+	}
+	p.placed[sessionID] = placed{api: api, dir: fi, limits: limits}
 }
 
 // give prepares a session's workspace for commands run as another user,
@@ -177,6 +235,7 @@ func (p *Provider) Release(ctx context.Context, sessionID string) error {
 	p.mu.Lock()
 	h := p.mcp[sessionID]
 	delete(p.mcp, sessionID)
+	delete(p.placed, sessionID) // its sandbox shares the servers stopped here
 	p.mu.Unlock()
 	if h != nil {
 		h.close(true)
