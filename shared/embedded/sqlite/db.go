@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -115,6 +117,48 @@ func (s *Store) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, 
 		return nil, err
 	}
 	return st.QueryRowContext(quiet(ctx), args...), nil
+}
+
+// querier runs reads: the writer connection, or the pool's (pool).
+type querier interface {
+	queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error)
+	query(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// pool runs reads on the pool's connections (Store.queryRow, Store.query).
+type pool struct{ s *Store }
+
+func (p pool) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error) {
+	return p.s.queryRow(ctx, q, args...)
+}
+
+func (p pool) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return p.s.query(ctx, q, args...)
+}
+
+// hot runs fn, a short read (a row, a bounded page), on the writer
+// connection when its slot is free at once, on the pool's otherwise (and
+// inside a batch, on the batch's). The writer's page cache holds what this
+// process wrote last, while a pool connection drops its whole cache
+// whenever another connection has committed since its last read (WAL) and
+// reads those pages again; fn must be done with its rows when it returns.
+func (s *Store) hot(ctx context.Context, fn func(q querier) error) error {
+	if b := s.batchOf(ctx); b != nil {
+		return fn(b.w)
+	}
+	select {
+	case s.wsem <- struct{}{}:
+	default:
+		return fn(pool{s})
+	}
+	err := fn(s.w)
+	if err != nil && (errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
+		s.w.broken(ctx, err) // replaced for the next write; this read goes to the pool
+		s.unlock()
+		return fn(pool{s})
+	}
+	s.unlock()
+	return err
 }
 
 func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {

@@ -47,29 +47,49 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...contracts.Event) error 
 // ListEvents returns up to limit (≤ 0: all) events of the submission with
 // Seq > after, in Seq order.
 func (s *Store) ListEvents(ctx context.Context, submissionID string, after int64, limit int) ([]contracts.Event, error) {
-	rows, err := s.query(ctx, `SELECT seq, key, body FROM events
+	type row struct {
+		seq  int64
+		key  string
+		body []byte
+	}
+	var got []row
+	list := func(q querier) error {
+		got = got[:0]
+		rows, err := q.query(ctx, `SELECT seq, key, body FROM events
 		WHERE submission_id = ? AND seq > ? ORDER BY seq LIMIT ?`, submissionID, after, limitArg(limit))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.seq, &r.key, &r.body); err != nil {
+				return err
+			}
+			got = append(got, r)
+		}
+		return rows.Err()
+	}
+	var err error
+	if limit > 0 && limit <= hotEvents {
+		err = s.hot(ctx, list) // a bounded page: short enough to hold the writer's slot
+	} else {
+		err = list(pool{s})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing events of submission %s: %w", submissionID, err)
 	}
-	defer rows.Close()
-	var out []contracts.Event
-	for rows.Next() {
-		var seq int64
-		var key string
-		var body []byte
-		if err := rows.Scan(&seq, &key, &body); err != nil {
-			return nil, fmt.Errorf("listing events of submission %s: %w", submissionID, err)
-		}
+	var out []contracts.Event // decoded outside the slot
+	for _, r := range got {
 		var e contracts.Event
-		if err := json.Unmarshal(body, &e); err != nil {
-			return nil, fmt.Errorf("decoding event %d of submission %s: %w", seq, submissionID, err)
+		if err := json.Unmarshal(r.body, &e); err != nil {
+			return nil, fmt.Errorf("decoding event %d of submission %s: %w", r.seq, submissionID, err)
 		}
-		e.Seq, e.Key = seq, key
+		e.Seq, e.Key = r.seq, r.key
 		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing events of submission %s: %w", submissionID, err)
 	}
 	return out, nil
 }
+
+// hotEvents bounds the page ListEvents reads on the writer's connection.
+const hotEvents = 100

@@ -133,11 +133,14 @@ func (s *Store) GetSubmission(ctx context.Context, id string) (contracts.Submiss
 // SubmissionVersion is the stored version of submission id, its record
 // neither read nor decoded (contracts.SubmissionVersioner).
 func (s *Store) SubmissionVersion(ctx context.Context, id string) (int64, error) {
-	row, err := s.queryRow(ctx, `SELECT version FROM submissions WHERE id = ?`, id)
 	var v int64
-	if err == nil {
-		err = row.Scan(&v)
-	}
+	err := s.hot(ctx, func(q querier) error {
+		row, err := q.queryRow(ctx, `SELECT version FROM submissions WHERE id = ?`, id)
+		if err != nil {
+			return err
+		}
+		return row.Scan(&v)
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		err = contracts.ErrNotFound
 	}
@@ -230,12 +233,15 @@ func (s *Store) ListUnfinished(ctx context.Context, limit int) ([]contracts.Subm
 // getBody decodes the single JSON column of the row q(args) selects into v;
 // ErrNotFound if there is no row.
 func (s *Store) getBody(ctx context.Context, v any, q string, args ...any) error {
-	row, err := s.queryRow(ctx, q, args...)
-	if err != nil {
-		return err
-	}
 	var body []byte
-	if err := row.Scan(&body); err != nil {
+	err := s.hot(ctx, func(r querier) error {
+		row, err := r.queryRow(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		return row.Scan(&body)
+	})
+	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return contracts.ErrNotFound
 		}

@@ -15,7 +15,8 @@ import (
 // back should its context end) and bind every statement to the
 // transaction's connection again; a store's writes are serialised by the
 // writer slot anyway, so one connection holds them all. Reads outside a
-// batch go to the pool's other connections, alongside it (WAL).
+// batch go to the pool's other connections, alongside it (WAL) — a short
+// one to this connection when its slot is free (Store.hot).
 type writer struct {
 	db      *sql.DB
 	conn    *sql.Conn
