@@ -57,7 +57,10 @@ func (s *Store) Batch(ctx context.Context, fn func(ctx context.Context) error) (
 func (b *batch) appendEvents(ctx context.Context) error {
 	rows := b.events
 	b.events = nil
-	if err := b.s.insertRows(ctx, insertEvents, rows); err != nil {
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := insertEventRows(ctx, b.w, rows); err != nil {
 		return fmt.Errorf("appending %d events: %w", len(rows), err)
 	}
 	return nil

@@ -72,38 +72,43 @@ func (s *Store) insertRows(ctx context.Context, head string, rows [][]any) error
 	if len(rows) == 0 {
 		return nil
 	}
-	one := func(ctx context.Context, exec func(q string, args ...any) error, part [][]any) error {
-		var q strings.Builder
-		q.WriteString(head)
-		args := make([]any, 0, len(part)*len(part[0]))
-		for i, r := range part {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteString(" (?")
-			q.WriteString(strings.Repeat(", ?", len(r)-1))
-			q.WriteByte(')')
-			args = append(args, r...)
-		}
-		return exec(q.String(), args...)
-	}
 	if len(rows) <= rowsPerInsert {
-		return one(ctx, func(q string, args ...any) error { _, err := s.exec(ctx, q, args...); return err }, rows)
+		q, args := values(head, rows)
+		_, err := s.exec(ctx, q, args...)
+		return err
 	}
-	return s.write(ctx, func(tx *writer) error {
-		for len(rows) > 0 {
-			n := min(len(rows), rowsPerInsert)
-			err := one(ctx, func(q string, args ...any) error {
-				_, err := tx.exec(ctx, q, args...)
-				return err
-			}, rows[:n])
-			if err != nil {
-				return err
-			}
-			rows = rows[n:]
+	return s.write(ctx, func(tx *writer) error { return tx.insertRows(ctx, head, rows) })
+}
+
+// insertRows is Store.insertRows on tx, the write it is part of.
+func (w *writer) insertRows(ctx context.Context, head string, rows [][]any) error {
+	for len(rows) > 0 {
+		n := min(len(rows), rowsPerInsert)
+		q, args := values(head, rows[:n])
+		if _, err := w.exec(ctx, q, args...); err != nil {
+			return err
 		}
-		return nil
-	})
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// values is head with a tuple of placeholders per row, and the rows'
+// values in order.
+func values(head string, rows [][]any) (string, []any) {
+	var q strings.Builder
+	q.WriteString(head)
+	args := make([]any, 0, len(rows)*len(rows[0]))
+	for i, r := range rows {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(" (?")
+		q.WriteString(strings.Repeat(", ?", len(r)-1))
+		q.WriteByte(')')
+		args = append(args, r...)
+	}
+	return q.String(), args
 }
 
 // queryRow runs a read; WAL lets it proceed alongside a writer. Inside a

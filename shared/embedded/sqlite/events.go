@@ -8,11 +8,11 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
-const insertEvents = `INSERT OR IGNORE INTO events (submission_id, key, body) VALUES`
+const insertEvents = `INSERT OR IGNORE INTO events (submission_id, seq, key, body) VALUES`
 
-// AppendEvent appends e unless an event with its (SubmissionID, Key) exists.
-// The store assigns Seq (one increasing sequence across submissions, so
-// strictly increasing within each); e.Seq is ignored. Key is required.
+// AppendEvents appends e unless an event with its (SubmissionID, Key) exists.
+// The store assigns Seq (rising within each submission, in the order
+// given); e.Seq is ignored. Key is required.
 func (s *Store) AppendEvents(ctx context.Context, evs ...contracts.Event) error {
 	rows := make([][]any, len(evs))
 	for i, e := range evs {
@@ -33,15 +33,40 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...contracts.Event) error 
 		b.events = append(b.events, rows...)
 		return nil
 	}
-	// One statement: the rows take seqs in order, and a row whose key
-	// exists is skipped alone.
-	if err := s.insertRows(ctx, insertEvents, rows); err != nil {
+	if err := s.write(ctx, func(tx *writer) error { return insertEventRows(ctx, tx, rows) }); err != nil {
 		if len(evs) == 1 {
 			return fmt.Errorf("appending event %s of submission %s: %w", evs[0].Key, evs[0].SubmissionID, err)
 		}
 		return fmt.Errorf("appending %d events: %w", len(evs), err)
 	}
 	return nil
+}
+
+// insertEventRows inserts rows (submission id, key, body), in tx: each
+// takes the next seq of its submission, in the order given — its max so
+// far, read in this write, plus one per row — and a row whose key exists
+// (stored, or earlier in rows) is skipped alone, its seq left unused (a
+// gap: seqs only rise).
+func insertEventRows(ctx context.Context, tx *writer, rows [][]any) error {
+	next := map[string]int64{}
+	seqd := make([][]any, len(rows))
+	for i, r := range rows {
+		sid := r[0].(string)
+		seq, ok := next[sid]
+		if !ok {
+			row, err := tx.queryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE submission_id = ?`, sid)
+			if err != nil {
+				return err
+			}
+			if err := row.Scan(&seq); err != nil {
+				return err
+			}
+		}
+		seq++
+		next[sid] = seq
+		seqd[i] = []any{sid, seq, r[1], r[2]}
+	}
+	return tx.insertRows(ctx, insertEvents, seqd)
 }
 
 // ListEvents returns up to limit (≤ 0: all) events of the submission with

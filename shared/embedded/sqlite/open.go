@@ -19,7 +19,7 @@ import (
 
 // schemaVersion is stored in PRAGMA user_version. Bump it (and add a
 // migration step to migrate) whenever the schema changes incompatibly.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // Options configures a Store. The zero value is usable.
 type Options struct {
@@ -119,6 +119,8 @@ CREATE TABLE IF NOT EXISTS sessions (
 	version    INTEGER NOT NULL,
 	body       BLOB NOT NULL
 );
+-- submissions is keyed by its text id alone (WITHOUT ROWID, schema 4): an
+-- accept dirties no separate primary-key index.
 CREATE TABLE IF NOT EXISTS submissions (
 	id              TEXT PRIMARY KEY,
 	session_id      TEXT NOT NULL,
@@ -128,7 +130,7 @@ CREATE TABLE IF NOT EXISTS submissions (
 	updated_at      INTEGER NOT NULL,
 	terminal        INTEGER NOT NULL,
 	body            BLOB NOT NULL
-);
+) WITHOUT ROWID;
 CREATE UNIQUE INDEX IF NOT EXISTS submissions_idem
 	ON submissions (session_id, idempotency_key) WHERE idempotency_key != '';
 CREATE INDEX IF NOT EXISTS submissions_session ON submissions (session_id, id);
@@ -164,20 +166,29 @@ CREATE TABLE IF NOT EXISTS stream_done (
 	key  TEXT PRIMARY KEY,
 	body BLOB NOT NULL
 ) WITHOUT ROWID;
+-- events are keyed by (submission, seq), seq rising within each
+-- submission (schema 4; before, one sequence across submissions and an
+-- index to list a submission's): a submission's events are one range of
+-- the table, and an append dirties it and events_key.
 CREATE TABLE IF NOT EXISTS events (
-	seq           INTEGER PRIMARY KEY, -- rows are never deleted: max+1 always
 	submission_id TEXT NOT NULL,
+	seq           INTEGER NOT NULL, -- rows are never deleted: the submission's max+1 always
 	key           TEXT NOT NULL,
-	body          BLOB NOT NULL
-);
+	body          BLOB NOT NULL,
+	PRIMARY KEY (submission_id, seq)
+) WITHOUT ROWID;
 CREATE UNIQUE INDEX IF NOT EXISTS events_key ON events (submission_id, key);
-CREATE INDEX IF NOT EXISTS events_list ON events (submission_id, seq);
 CREATE TABLE IF NOT EXISTS blobs (
 	key  TEXT PRIMARY KEY,
 	data BLOB NOT NULL
 );
+-- A message's id is its rowid (schema 4; AUTOINCREMENT before, which
+-- wrote sqlite_sequence on every send): a new one is above every message
+-- on the table, so the groups' order holds, and one deleted may come back
+-- as a new message's id, which no receipt of the old one matches (a
+-- receipt carries a random part).
 CREATE TABLE IF NOT EXISTS queue_messages (
-	id            INTEGER PRIMARY KEY AUTOINCREMENT,
+	id            INTEGER PRIMARY KEY,
 	queue         TEXT NOT NULL,
 	group_id      TEXT NOT NULL,
 	body          BLOB NOT NULL,
@@ -224,25 +235,55 @@ CREATE TABLE IF NOT EXISTS schedules (
 );
 `
 
-// rekey rebuilds (2 → 3) each table the schema keys WITHOUT ROWID that a
-// file made before still holds as a rowid table, its rows kept.
+// rekeyed is a table a file made by an older schema may hold in another
+// form: stale tells from its stored definition; def is the new one (what
+// follows "CREATE TABLE name ("), from the columns its rows are copied
+// from, in def's order.
+type rekeyed struct {
+	name, def, from string
+	stale           func(ddl string) bool
+}
+
+func rowid(ddl string) bool { return !strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") }
+
+var rekeys = []rekeyed{
+	{"nodes", "id TEXT PRIMARY KEY, parent TEXT NOT NULL, body BLOB NOT NULL) WITHOUT ROWID", "id, parent, body", rowid}, // 2 → 3
+	{"stream_done", "key TEXT PRIMARY KEY, body BLOB NOT NULL) WITHOUT ROWID", "key, body", rowid},                       // 2 → 3
+	{"submissions", `id TEXT PRIMARY KEY, session_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, phase TEXT NOT NULL,
+	version INTEGER NOT NULL, updated_at INTEGER NOT NULL, terminal INTEGER NOT NULL, body BLOB NOT NULL) WITHOUT ROWID`,
+		"id, session_id, idempotency_key, phase, version, updated_at, terminal, body", rowid}, // 3 → 4
+	{"events", `submission_id TEXT NOT NULL, seq INTEGER NOT NULL, key TEXT NOT NULL, body BLOB NOT NULL,
+	PRIMARY KEY (submission_id, seq)) WITHOUT ROWID`, "submission_id, seq, key, body", rowid}, // 3 → 4: the seqs kept rise within each submission
+	{"queue_messages", `id INTEGER PRIMARY KEY, queue TEXT NOT NULL, group_id TEXT NOT NULL, body BLOB NOT NULL,
+	sent_at INTEGER NOT NULL, visible_at INTEGER NOT NULL, receive_count INTEGER NOT NULL, receipt TEXT NOT NULL)`,
+		"id, queue, group_id, body, sent_at, visible_at, receive_count, receipt",
+		func(ddl string) bool { return strings.Contains(strings.ToUpper(ddl), "AUTOINCREMENT") }}, // 3 → 4
+}
+
+// rekey rebuilds each table a file made before holds in an older form
+// (rekeys), its rows kept; the schema is then created again for the
+// indexes that went with the old tables.
 func rekey(ctx context.Context, tx *writer) error {
-	for _, t := range []struct{ name, cols string }{
-		{"nodes", "id TEXT PRIMARY KEY, parent TEXT NOT NULL, body BLOB NOT NULL"},
-		{"stream_done", "key TEXT PRIMARY KEY, body BLOB NOT NULL"},
-	} {
+	rebuilt := false
+	for _, t := range rekeys {
 		var ddl string
 		if err := tx.conn.QueryRowContext(ctx, `SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?`, t.name).Scan(&ddl); err != nil {
 			return fmt.Errorf("reading the definition of %s: %w", t.name, err)
 		}
-		if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") {
+		if !t.stale(ddl) {
 			continue
 		}
-		if err := tx.script(ctx, fmt.Sprintf(`CREATE TABLE %[1]s_rekeyed (%[2]s) WITHOUT ROWID;
-INSERT INTO %[1]s_rekeyed SELECT * FROM %[1]s;
+		if err := tx.script(ctx, fmt.Sprintf(`CREATE TABLE %[1]s_rekeyed (%[2]s;
+INSERT INTO %[1]s_rekeyed (%[3]s) SELECT %[3]s FROM %[1]s;
 DROP TABLE %[1]s;
-ALTER TABLE %[1]s_rekeyed RENAME TO %[1]s`, t.name, t.cols)); err != nil {
+ALTER TABLE %[1]s_rekeyed RENAME TO %[1]s`, t.name, t.def, t.from)); err != nil {
 			return fmt.Errorf("rekeying %s: %w", t.name, err)
+		}
+		rebuilt = true
+	}
+	if rebuilt {
+		if err := tx.script(ctx, schema); err != nil { // the rebuilt tables' indexes
+			return fmt.Errorf("indexing the rekeyed tables: %w", err)
 		}
 	}
 	return nil
@@ -268,7 +309,12 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 		}
 		if err := rekey(ctx, tx); err != nil {
-			return fmt.Errorf("migrating schema %d → 3: %w", v, err)
+			return fmt.Errorf("migrating schema %d → %d: %w", v, schemaVersion, err)
+		}
+		if v < 4 { // 3 → 4: a submission's events are listed by their key
+			if err := tx.script(ctx, "DROP INDEX IF EXISTS events_list"); err != nil {
+				return fmt.Errorf("migrating schema %d → 4: %w", v, err)
+			}
 		}
 		if v != schemaVersion {
 			if err := tx.script(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {

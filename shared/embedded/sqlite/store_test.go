@@ -389,8 +389,8 @@ func TestSubmissionIndexesDoNotMove(t *testing.T) {
 	}
 	defer db.Close()
 	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 3 {
-		t.Fatalf("user_version %d %v, want 3", v, err)
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
+		t.Fatalf("user_version %d %v, want 4", v, err)
 	}
 	var old int
 	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('submissions_phase', 'submissions_unfinished')`).Scan(&old); err != nil || old != 0 {
@@ -477,8 +477,8 @@ func TestRekeyedTables(t *testing.T) {
 		}
 	}
 	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 3 {
-		t.Errorf("user_version %d %v, want 3", v, err)
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
+		t.Errorf("user_version %d %v, want 4", v, err)
 	}
 	got, err := s.GetNode(ctx, "n1")
 	if err != nil || len(got.Blocks) != 1 || got.Blocks[0].Text != "hello" {
