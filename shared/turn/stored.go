@@ -9,32 +9,16 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 )
 
-// storedNode returns n as a store that keeps it as JSON hands it back
-// (encoding/json both ways): what the path cache must hold, so that a hit
-// returns what a read would. It builds that form directly — the fields
-// JSON drops are zero, a time loses its monotonic reading, a tool call's
-// input is compacted and HTML-escaped as Marshal writes a RawMessage —
-// and goes through JSON only where that would do more than it can tell
-// cheaply (invalid UTF-8, which Marshal replaces byte by byte; a time not
-// at offset zero or outside the years JSON holds; an input that is not valid
-// JSON). ok is false when JSON cannot hold n (Marshal fails).
+// storedNode returns n as the store hands it back once written (it keeps
+// nodes as JSON): what the path cache may hold, so that a hit returns what
+// a read would. It builds that form directly — the fields JSON drops are
+// zero, a time loses its monotonic reading and reads back in UTC, a tool
+// call's input is compacted and HTML-escaped as a RawMessage is written —
+// and only for what it can tell cheaply: ok is false for invalid UTF-8
+// (which an encoder replaces byte by byte), a time not at offset zero or
+// outside the years JSON holds, an input that is not valid JSON. Such a
+// node is not cached; the next step reads it.
 func storedNode(n contracts.Node) (contracts.Node, bool) {
-	if out, ok := storedDirect(n); ok {
-		return out, true
-	}
-	body, err := json.Marshal(n)
-	if err != nil {
-		return contracts.Node{}, false
-	}
-	var out contracts.Node
-	if json.Unmarshal(body, &out) != nil {
-		return contracts.Node{}, false
-	}
-	return out, true
-}
-
-// storedDirect is storedNode without JSON; ok is false when n needs it.
-func storedDirect(n contracts.Node) (contracts.Node, bool) {
 	if !valid(n.ID, n.Parent, n.SessionID, n.SubmissionID, string(n.Role)) || !plainTime(n.CreatedAt) {
 		return contracts.Node{}, false
 	}

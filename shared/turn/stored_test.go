@@ -2,15 +2,18 @@ package turn
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/cairnrun/cairn/shared/contracts"
+	"github.com/cairnrun/cairn/shared/embedded/sqlite"
 )
 
-// roundTrip is what storedNode must equal: n written and read back as
-// JSON, as the store keeps it.
+// roundTrip is what storedNode must equal, besides what the store reads
+// back: n written and read back as encoding/json does.
 func roundTrip(t *testing.T, n contracts.Node) (contracts.Node, bool) {
 	t.Helper()
 	body, err := json.Marshal(n)
@@ -41,7 +44,7 @@ func TestStoredNodeIsTheJSONRoundTrip(t *testing.T) {
 	_, localOffset := time.Now().Zone()
 	cases := map[string]struct {
 		mutate func(*contracts.Node)
-		direct bool // the common forms must not need JSON
+		direct bool // built (the common forms must be), else not cached
 	}{
 		"text":               {func(n *contracts.Node) { n.Blocks = []contracts.Block{text("Looking.")} }, true},
 		"tool call":          {func(n *contracts.Node) { n.Blocks = []contracts.Block{text("x"), call(`{"path":"."}`)} }, true},
@@ -68,20 +71,42 @@ func TestStoredNodeIsTheJSONRoundTrip(t *testing.T) {
 		"invalid input":         {func(n *contracts.Node) { n.Blocks = []contracts.Block{call(`{"a":`)} }, false},
 		"null input":            {func(n *contracts.Node) { n.Blocks = []contracts.Block{call(`null`)} }, true},
 	}
+	store, err := sqlite.Open(filepath.Join(t.TempDir(), "cairn.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	i := 0
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			n := base()
 			c.mutate(&n)
-			want, wantOK := roundTrip(t, n)
+			if n.ID == base().ID {
+				i++
+				n.ID = fmt.Sprintf("nd_%d", i)
+			}
 			got, ok := storedNode(n)
-			if ok != wantOK {
-				t.Fatalf("storedNode ok = %v, the round trip's %v", ok, wantOK)
+			if ok != c.direct {
+				t.Fatalf("storedNode ok = %v, want %v", ok, c.direct)
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("storedNode:\n%#v\nthe JSON round trip:\n%#v", got, want)
+			if !ok {
+				return // not cached: the next step reads it
 			}
-			if _, direct := storedDirect(n); direct != c.direct {
-				t.Errorf("built without JSON = %v, want %v", direct, c.direct)
+			want, wantOK := roundTrip(t, n)
+			if !wantOK || !reflect.DeepEqual(got, want) {
+				t.Errorf("storedNode:\n%#v\nthe JSON round trip (%v):\n%#v", got, wantOK, want)
+			}
+			// What a read of the store returns is what the cache must
+			// hold: the store's own codec, not only encoding/json's.
+			if _, err := store.CreateNode(t.Context(), n); err != nil {
+				t.Fatal(err)
+			}
+			read, err := store.GetNode(t.Context(), n.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, read) {
+				t.Errorf("storedNode:\n%#v\nthe store reads back:\n%#v", got, read)
 			}
 		})
 	}
@@ -94,9 +119,9 @@ func TestStoredNodeSharesNothing(t *testing.T) {
 		{Type: contracts.BlockToolUse, ToolCall: &contracts.ToolCall{ID: "c", Name: "x", Input: json.RawMessage(`{"a":1}`)}},
 		{Type: contracts.BlockToolResult, ToolResult: &contracts.ToolResult{CallID: "c", Content: "out"}},
 	}}
-	got, ok := storedDirect(n)
+	got, ok := storedNode(n)
 	if !ok {
-		t.Fatal("not built directly")
+		t.Fatal("not built")
 	}
 	n.Blocks[0].ToolCall.Input[5] = '2'
 	n.Blocks[0].ToolCall.Name = "y"
