@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -21,7 +20,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...contracts.Event) error 
 				e.Key, e.SubmissionID, contracts.ErrInvalid)
 		}
 		e.Seq = 0
-		b, err := json.Marshal(e)
+		b, err := jsonc.Marshal(e)
 		if err != nil {
 			return fmt.Errorf("appending event %s of submission %s: %w", e.Key, e.SubmissionID, err)
 		}
@@ -107,7 +106,7 @@ func (s *Store) ListEvents(ctx context.Context, submissionID string, after int64
 	var out []contracts.Event // decoded outside the slot
 	for _, r := range got {
 		var e contracts.Event
-		if err := json.Unmarshal(r.body, &e); err != nil {
+		if err := jsonc.Unmarshal(r.body, &e); err != nil {
 			return nil, fmt.Errorf("decoding event %d of submission %s: %w", r.seq, submissionID, err)
 		}
 		e.Seq, e.Key = r.seq, r.key

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -20,7 +19,7 @@ func (s *Store) CreateSession(ctx context.Context, sess contracts.Session) (cont
 		return contracts.Session{}, fmt.Errorf("creating session: empty id: %w", contracts.ErrInvalid)
 	}
 	sess.Version = 1
-	body, err := json.Marshal(sess)
+	body, err := jsonc.Marshal(sess)
 	if err != nil {
 		return contracts.Session{}, fmt.Errorf("creating session %s: %w", sess.ID, err)
 	}
@@ -48,7 +47,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (contracts.Session, e
 // expected; otherwise ErrConflict (ErrNotFound if absent).
 func (s *Store) UpdateSession(ctx context.Context, sess contracts.Session, expected int64) (contracts.Session, error) {
 	sess.Version = expected + 1
-	body, err := json.Marshal(sess)
+	body, err := jsonc.Marshal(sess)
 	if err != nil {
 		return contracts.Session{}, fmt.Errorf("updating session %s: %w", sess.ID, err)
 	}
@@ -89,7 +88,7 @@ func (s *Store) CreateSubmission(ctx context.Context, sub contracts.Submission) 
 		return contracts.Submission{}, false, fmt.Errorf("creating submission: empty id or session id: %w", contracts.ErrInvalid)
 	}
 	sub.Version = 1
-	body, err := json.Marshal(sub)
+	body, err := jsonc.Marshal(sub)
 	if err != nil {
 		return contracts.Submission{}, false, fmt.Errorf("creating submission %s: %w", sub.ID, err)
 	}
@@ -155,7 +154,7 @@ func (s *Store) SubmissionVersion(ctx context.Context, id string) (int64, error)
 // and idempotency key are fixed at creation and not rewritten.
 func (s *Store) UpdateSubmission(ctx context.Context, sub contracts.Submission, expected int64) (contracts.Submission, error) {
 	sub.Version = expected + 1
-	body, err := json.Marshal(sub)
+	body, err := jsonc.Marshal(sub)
 	if err != nil {
 		return contracts.Submission{}, fmt.Errorf("updating submission %s: %w", sub.ID, err)
 	}
@@ -247,7 +246,7 @@ func (s *Store) getBody(ctx context.Context, v any, q string, args ...any) error
 		}
 		return err
 	}
-	if err := json.Unmarshal(body, v); err != nil {
+	if err := jsonc.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("decoding stored record: %w", err)
 	}
 	return nil
@@ -279,7 +278,7 @@ func scanBodies[T any](rows *sql.Rows) ([]T, error) {
 			return nil, err
 		}
 		var v T
-		if err := json.Unmarshal(body, &v); err != nil {
+		if err := jsonc.Unmarshal(body, &v); err != nil {
 			return nil, fmt.Errorf("decoding stored record: %w", err)
 		}
 		out = append(out, v)

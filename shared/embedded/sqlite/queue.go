@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -60,7 +59,7 @@ func (s *Store) send(ctx context.Context, queue string, m contracts.Message, cla
 	if queue == "" || m.SessionID == "" {
 		return d, false, false, fmt.Errorf("sending to queue %q: empty queue name or session id (group): %w", queue, contracts.ErrInvalid)
 	}
-	body, err := json.Marshal(m)
+	body, err := jsonc.Marshal(m)
 	if err != nil {
 		return d, false, false, fmt.Errorf("sending %s to queue %s: %w", m.DedupID(), queue, err)
 	}
@@ -268,7 +267,7 @@ func (s *Store) heads(ctx context.Context, tx *writer, queue string, now int64, 
 		if d.ReceiveCount >= s.opts.MaxReceives {
 			spent = true
 		}
-		if err := json.Unmarshal(body, &d.Message); err != nil {
+		if err := jsonc.Unmarshal(body, &d.Message); err != nil {
 			return false, fmt.Errorf("decoding message %d: %w", id, err)
 		}
 		d.ID = msgPrefix + strconv.FormatInt(id, 10)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -16,7 +15,7 @@ func (s *Store) PutChunks(ctx context.Context, key string, first int, evs ...con
 	}
 	rows := make([][]any, len(evs))
 	for i, ev := range evs {
-		b, err := json.Marshal(ev)
+		b, err := jsonc.Marshal(ev)
 		if err != nil {
 			return fmt.Errorf("putting stream chunk %s/%d: %w", key, first+i, err)
 		}
@@ -35,7 +34,7 @@ func (s *Store) Complete(ctx context.Context, key string, resp contracts.ModelRe
 	if key == "" {
 		return resp, fmt.Errorf("completing stream: empty key: %w", contracts.ErrInvalid)
 	}
-	body, err := json.Marshal(resp)
+	body, err := jsonc.Marshal(resp)
 	if err != nil {
 		return resp, fmt.Errorf("completing stream %s: %w", key, err)
 	}
@@ -54,7 +53,7 @@ func (s *Store) Complete(ctx context.Context, key string, resp contracts.ModelRe
 	if err != nil {
 		return resp, fmt.Errorf("reading the completion of stream %s: %w", key, err)
 	}
-	if err := json.Unmarshal(body, &won); err != nil {
+	if err := jsonc.Unmarshal(body, &won); err != nil {
 		return resp, fmt.Errorf("decoding completion of stream %s: %w", key, err)
 	}
 	return won, nil
@@ -81,13 +80,13 @@ func (s *Store) GetStream(ctx context.Context, key string) (contracts.Stream, er
 		}
 		if !chunk {
 			st.Done = new(contracts.ModelResponse)
-			if err := json.Unmarshal(body, st.Done); err != nil {
+			if err := jsonc.Unmarshal(body, st.Done); err != nil {
 				return contracts.Stream{}, fmt.Errorf("decoding completion of stream %s: %w", key, err)
 			}
 			continue
 		}
 		var ev contracts.ModelEvent
-		if err := json.Unmarshal(body, &ev); err != nil {
+		if err := jsonc.Unmarshal(body, &ev); err != nil {
 			return contracts.Stream{}, fmt.Errorf("decoding chunk %d of stream %s: %w", seq, key, err)
 		}
 		st.Chunks = append(st.Chunks, ev)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/cairnrun/cairn/shared/contracts"
@@ -30,7 +29,7 @@ func (s *Store) PutToolResult(ctx context.Context, submissionID string, step int
 	if submissionID == "" || r.CallID == "" {
 		return fmt.Errorf("putting tool result %q: empty id: %w", r.CallID, contracts.ErrInvalid)
 	}
-	body, err := json.Marshal(r)
+	body, err := jsonc.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("putting tool result %s: %w", r.CallID, err)
 	}
@@ -63,7 +62,7 @@ func (s *Store) ToolRecords(ctx context.Context, submissionID string, step int) 
 		}
 		if result != nil {
 			rec.Result = new(contracts.ToolResult)
-			if err := json.Unmarshal(result, rec.Result); err != nil {
+			if err := jsonc.Unmarshal(result, rec.Result); err != nil {
 				return nil, fmt.Errorf("decoding tool result %s of submission %s: %w", rec.CallID, submissionID, err)
 			}
 		}

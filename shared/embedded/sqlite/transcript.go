@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -26,7 +25,7 @@ func (s *Store) CreateNode(ctx context.Context, n contracts.Node) (bool, error) 
 	if n.ID == "" {
 		return false, fmt.Errorf("putting transcript node: empty id: %w", contracts.ErrInvalid)
 	}
-	body, err := json.Marshal(n)
+	body, err := jsonc.Marshal(n)
 	if err != nil {
 		return false, fmt.Errorf("putting transcript node %s: %w", n.ID, err)
 	}
@@ -108,7 +107,7 @@ func (s *Store) pathSegment(ctx context.Context, from string, seen map[string]bo
 		}
 		seen[id] = true
 		var n contracts.Node
-		if err := json.Unmarshal(body, &n); err != nil {
+		if err := jsonc.Unmarshal(body, &n); err != nil {
 			return 0, "", fmt.Errorf("decoding transcript node %s: %w", id, err)
 		}
 		*path = append(*path, n)
