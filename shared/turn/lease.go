@@ -17,14 +17,14 @@ import (
 // one TTL and repair re-drives the turn, while a live one keeps it for as
 // long as a model stream or a tool call takes.
 
-// heartbeat returns the ticks a lease holder renews on (every TTL/3) and a
-// stop function. Tests replace it through Deps.Heartbeat.
-func (e *Engine) heartbeat() (<-chan time.Time, func()) {
+// heartbeat beats f, a lease holder's renewal, every TTL/3. Tests tick it
+// by hand through Deps.Heartbeat.
+func (e *Engine) heartbeat(f func() bool) *beat {
 	if e.Heartbeat != nil {
-		return e.Heartbeat(e.leaseTTL() / 3)
+		ticks, stop := e.Heartbeat(e.leaseTTL() / 3)
+		return ticked(ticks, stop, f)
 	}
-	t := time.NewTicker(e.leaseTTL() / 3)
-	return t.C, t.Stop
+	return every(e.leaseTTL()/3, f)
 }
 
 // holder keeps a handler's lease alive while it does long work. The
@@ -33,8 +33,7 @@ func (e *Engine) heartbeat() (<-chan time.Time, func()) {
 type holder struct {
 	e      *Engine
 	cancel context.CancelCauseFunc
-	stop   chan struct{}
-	done   chan struct{}
+	beats  [2]*beat // the renewal and the look (beat.go)
 
 	mu   sync.Mutex
 	sub  contracts.Submission
@@ -49,15 +48,14 @@ var errLeaseLost = errors.New("the lease was lost to another holder")
 // abandoned.
 var ErrCancelled = errors.New("the turn was cancelled")
 
-// watch returns the ticks a lease holder reads its record on (every
-// Deps.WatchEvery, DefaultWatchEvery when zero) and a stop function.
-func (e *Engine) watch() (<-chan time.Time, func()) {
-	every := e.WatchEvery
-	if every <= 0 {
-		every = DefaultWatchEvery
+// watch beats f, a lease holder's look at its record, every
+// Deps.WatchEvery (DefaultWatchEvery when zero).
+func (e *Engine) watch(f func() bool) *beat {
+	period := e.WatchEvery
+	if period <= 0 {
+		period = DefaultWatchEvery
 	}
-	t := time.NewTicker(every)
-	return t.C, t.Stop
+	return every(period, f)
 }
 
 // hold starts renewing the lease of sub (which this run just took) and
@@ -66,30 +64,13 @@ func (e *Engine) watch() (<-chan time.Time, func()) {
 // record (a holder that loses its lease stops before its next write).
 func (e *Engine) hold(ctx context.Context, sub contracts.Submission) (context.Context, *holder) {
 	work, cancel := context.WithCancelCause(ctx)
-	h := &holder{e: e, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}), sub: sub}
-	ticks, stopTicks := e.heartbeat()
-	looks, stopLooks := e.watch()
-	go func() {
-		defer close(h.done)
-		defer stopTicks()
-		defer stopLooks()
-		for {
-			select {
-			case <-h.stop:
-				return
-			case <-work.Done():
-				return
-			case <-ticks:
-				if !h.renew(work) {
-					return
-				}
-			case <-looks:
-				if !h.look(work) {
-					return
-				}
-			}
-		}
-	}()
+	h := &holder{e: e, cancel: cancel, sub: sub}
+	// Each beat stops once the work ended (released, cancelled, or the
+	// lease lost: a renewal that lost cancels it), or when it says so.
+	h.beats = [2]*beat{
+		e.heartbeat(func() bool { return work.Err() == nil && h.renew(work) }),
+		e.watch(func() bool { return work.Err() == nil && h.look(work) }),
+	}
 	return work, h
 }
 
@@ -146,12 +127,9 @@ func (h *holder) look(ctx context.Context) bool {
 // contracts.ErrConflict when the lease was lost meanwhile (the caller
 // stops: e.lost(ctx, err) is true).
 func (h *holder) release() (contracts.Submission, error) {
-	select {
-	case <-h.stop:
-	default:
-		close(h.stop)
+	for _, b := range h.beats {
+		b.stop() // no renewal or look runs after this
 	}
-	<-h.done
 	h.cancel(nil)
 	h.mu.Lock()
 	defer h.mu.Unlock()
