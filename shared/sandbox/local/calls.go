@@ -130,8 +130,7 @@ type ledger struct {
 	dir    string
 	max    int
 	mu     sync.Mutex
-	writes int  // since the last eviction
-	made   bool // dir exists (ensure)
+	writes int // since the last eviction
 }
 
 func newLedger(dir string, max int) (*ledger, error) {
@@ -144,17 +143,13 @@ func newLedger(dir string, max int) (*ledger, error) {
 	return &ledger{dir: dir, max: max, writes: max}, nil
 }
 
-// ensure makes the ledger's directory once.
+// ensure makes the ledger's directory if it is not there: on every lock,
+// not once, since a provider's sandbox outlives one phase (it is reused)
+// and the directory may have been removed since (a stat when it exists).
 func (g *ledger) ensure() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.made {
-		return nil
-	}
 	if err := os.MkdirAll(g.dir, 0o700); err != nil {
 		return fmt.Errorf("creating call ledger %s: %w", g.dir, err)
 	}
-	g.made = true
 	return nil
 }
 

@@ -35,11 +35,12 @@ type Provider struct {
 	placed map[string]placed   // sessions' sandboxes, for the next Acquire (reuse)
 }
 
-// placed is a sandbox Acquire returned, and what its workspace directory
-// was then.
+// placed is a sandbox Acquire returned, and what it holds.
 type placed struct {
 	api    contracts.SandboxAPI
-	dir    os.FileInfo // the workspace directory as os.Stat saw it
+	dir    os.FileInfo // the directory it holds open (its os.Root)
+	root   string      // the path it resolved the workspace to, where its commands run
+	host   *mcpHost    // its stdio MCP servers, the session's while they are not stopped
 	limits contracts.SandboxLimits
 }
 
@@ -116,45 +117,56 @@ func (p *Provider) Acquire(ctx context.Context, sessionID string, spec contracts
 	}
 	p.mu.Unlock()
 	if opts.Credential == nil {
-		p.keep(sessionID, l.Root(), spec.Limits, l)
+		p.keep(sessionID, l, spec.Limits, l)
 		return l, nil
 	}
 	o := Own(l)
 	if err := p.give(sessionID, o); err != nil {
 		return nil, fmt.Errorf("acquiring sandbox for session %s: %w", sessionID, err)
 	}
-	p.keep(sessionID, l.Root(), spec.Limits, o)
+	p.keep(sessionID, l, spec.Limits, o)
 	return o, nil
 }
 
 // reuse returns the sandbox an earlier Acquire placed for the session
-// with the same limits, while its workspace is still the directory it was
-// placed in (os.SameFile: not removed, replaced, or moved away under a
-// symlink since) — one stat instead of creating, resolving and opening the
-// workspace again. The sandbox is the same value, shared by the phases
-// that use it (its calls, cancels and ledger one set).
+// with the same limits while the workspace path, and the path it resolved
+// it to (where its commands run), both still name the directory it holds
+// (os.SameFile: not removed, replaced, or moved away under a symlink
+// since; the held directory keeps its inode from being reused) and its MCP
+// servers were not stopped (Release) — two stats instead of creating,
+// resolving and opening the workspace again. The sandbox is the same
+// value, shared by the phases that use it (its calls, cancels and ledger
+// one set).
 func (p *Provider) reuse(sessionID, ws string, limits contracts.SandboxLimits) (contracts.SandboxAPI, bool) {
 	p.mu.Lock()
 	c, ok := p.placed[sessionID]
+	current := ok && p.mcp[sessionID] == c.host
 	p.mu.Unlock()
-	if !ok || c.limits != limits {
+	if !current || c.limits != limits {
 		return nil, false
 	}
-	if fi, err := os.Stat(ws); err != nil || !os.SameFile(fi, c.dir) {
-		return nil, false
+	for _, path := range []string{ws, c.root} {
+		if fi, err := os.Stat(path); err != nil || !os.SameFile(fi, c.dir) {
+			return nil, false
+		}
 	}
 	return c.api, true
 }
 
-// keep notes api as the session's sandbox for reuse, with its workspace
-// directory (root, resolved) as it is now.
-func (p *Provider) keep(sessionID, root string, limits contracts.SandboxLimits, api contracts.SandboxAPI) {
-	fi, err := os.Stat(root)
+// keep notes api, l as the session's Acquire returns it, for reuse: with
+// the directory l holds (not what its path names now, which may have been
+// replaced since l opened it), and only while l's MCP servers are the
+// session's (a Release since stopped them).
+func (p *Provider) keep(sessionID string, l *Sandbox, limits contracts.SandboxLimits, api contracts.SandboxAPI) {
+	fi, err := l.ws.Stat(".")
 	if err != nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.mcp[sessionID] != l.mcp {
+		return
+	}
 	if p.placed == nil {
 		p.placed = map[string]placed{}
 	}
@@ -164,7 +176,7 @@ func (p *Provider) keep(sessionID, root string, limits contracts.SandboxLimits, 
 			break
 		}
 	}
-	p.placed[sessionID] = placed{api: api, dir: fi, limits: limits}
+	p.placed[sessionID] = placed{api: api, dir: fi, root: l.root, host: l.mcp, limits: limits}
 }
 
 // give prepares a session's workspace for commands run as another user,
