@@ -156,13 +156,18 @@ func (s *Store) hot(ctx context.Context, fn func(q querier) error) error {
 	default:
 		return fn(pool{s})
 	}
-	err := fn(s.w)
-	if err != nil && (errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn)) {
-		s.w.broken(ctx, err) // replaced for the next write; this read goes to the pool
-		s.unlock()
-		return fn(pool{s})
+	gone := func(err error) bool { return errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) }
+	err := func() error {
+		defer s.unlock() // a panic in fn must not keep the writer's slot
+		err := fn(s.w)
+		if gone(err) {
+			s.w.broken(ctx, err) // replaced for the next write
+		}
+		return err
+	}()
+	if gone(err) {
+		return fn(pool{s}) // this read goes to the pool
 	}
-	s.unlock()
 	return err
 }
 
