@@ -22,13 +22,9 @@ import (
 func TestSchema4(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "cairn.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// what schema 3 had of these tables, with rows (one sequence of
 	// events across submissions)
-	for _, q := range []string{
+	legacyFile(t, path,
 		`CREATE TABLE submissions (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, phase TEXT NOT NULL,
 			version INTEGER NOT NULL, updated_at INTEGER NOT NULL, terminal INTEGER NOT NULL, body BLOB NOT NULL)`,
 		`CREATE UNIQUE INDEX submissions_idem ON submissions (session_id, idempotency_key) WHERE idempotency_key != ''`,
@@ -47,15 +43,10 @@ func TestSchema4(t *testing.T) {
 		`CREATE INDEX queue_groups ON queue_messages (queue, group_id, id)`,
 		`INSERT INTO queue_messages VALUES (41, 'model', 'sess', '{"session_id":"sess","submission_id":"sub-a","kind":"model"}', 1, 1, 0, '')`,
 		`PRAGMA user_version = 3`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	)
 
 	s := openAt(t, path, sqlite.Options{Clock: newManualClock()})
-	db, err = sql.Open("sqlite", path)
+	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,5 +172,21 @@ func TestQueueIDsWithoutAutoincrement(t *testing.T) {
 	}
 	if d3 := receive(); d3.Message.SubmissionID != "third" {
 		t.Errorf("then %s, want third", d3.Message.SubmissionID)
+	}
+}
+
+// legacyFile makes the file at path as an older schema left it: qs run on
+// a plain connection, which is closed before the store opens it.
+func legacyFile(t *testing.T, path string, qs ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 }

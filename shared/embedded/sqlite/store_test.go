@@ -360,30 +360,21 @@ func TestLongPath(t *testing.T) {
 func TestSubmissionIndexesDoNotMove(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "cairn.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// what schema 1 had of submissions, with one row
-	for _, q := range []string{
+	legacyFile(t, path,
 		`CREATE TABLE submissions (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, phase TEXT NOT NULL,
 			version INTEGER NOT NULL, updated_at INTEGER NOT NULL, terminal INTEGER NOT NULL, body BLOB NOT NULL)`,
 		`CREATE INDEX submissions_phase ON submissions (session_id, phase, id)`,
 		`CREATE INDEX submissions_unfinished ON submissions (updated_at, id) WHERE terminal = 0`,
 		`INSERT INTO submissions VALUES ('sub-old', 'sess', '', 'ACCEPTED', 1, 1, 0, '{"id":"sub-old","session_id":"sess","phase":"ACCEPTED","version":1}')`,
 		`PRAGMA user_version = 1`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
+	)
 	s := openAt(t, path, sqlite.Options{})
 	waiting, err := s.ListSubmissions(ctx, "sess", contracts.PhaseAccepted, 1)
 	if err != nil || len(waiting) != 1 || waiting[0].ID != "sub-old" {
 		t.Fatalf("the migrated file's waiting turn: %v %v", waiting, err)
 	}
-	db, err = sql.Open("sqlite", path)
+	db, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
