@@ -25,8 +25,7 @@ func TestSchema4(t *testing.T) {
 	// what schema 3 had of these tables, with rows (one sequence of
 	// events across submissions)
 	legacyFile(t, path,
-		`CREATE TABLE submissions (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, phase TEXT NOT NULL,
-			version INTEGER NOT NULL, updated_at INTEGER NOT NULL, terminal INTEGER NOT NULL, body BLOB NOT NULL)`,
+		legacySubmissions,
 		`CREATE UNIQUE INDEX submissions_idem ON submissions (session_id, idempotency_key) WHERE idempotency_key != ''`,
 		`CREATE INDEX submissions_session ON submissions (session_id, id)`,
 		`CREATE INDEX submissions_waiting ON submissions (session_id, id) WHERE phase = 'ACCEPTED'`,
@@ -174,6 +173,11 @@ func TestQueueIDsWithoutAutoincrement(t *testing.T) {
 		t.Errorf("then %s, want third", d3.Message.SubmissionID)
 	}
 }
+
+// legacySubmissions is the submissions table of schemas 1–3 (a rowid
+// table).
+const legacySubmissions = `CREATE TABLE submissions (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, idempotency_key TEXT NOT NULL,
+	phase TEXT NOT NULL, version INTEGER NOT NULL, updated_at INTEGER NOT NULL, terminal INTEGER NOT NULL, body BLOB NOT NULL)`
 
 // legacyFile makes the file at path as an older schema left it: qs run on
 // a plain connection, which is closed before the store opens it.

@@ -362,8 +362,7 @@ func TestSubmissionIndexesDoNotMove(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cairn.db")
 	// what schema 1 had of submissions, with one row
 	legacyFile(t, path,
-		`CREATE TABLE submissions (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, idempotency_key TEXT NOT NULL, phase TEXT NOT NULL,
-			version INTEGER NOT NULL, updated_at INTEGER NOT NULL, terminal INTEGER NOT NULL, body BLOB NOT NULL)`,
+		legacySubmissions,
 		`CREATE INDEX submissions_phase ON submissions (session_id, phase, id)`,
 		`CREATE INDEX submissions_unfinished ON submissions (updated_at, id) WHERE terminal = 0`,
 		`INSERT INTO submissions VALUES ('sub-old', 'sess', '', 'ACCEPTED', 1, 1, 0, '{"id":"sub-old","session_id":"sess","phase":"ACCEPTED","version":1}')`,
