@@ -13,13 +13,21 @@ echo "## make bench — summary ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(
 echo
 printf '| %-58s | %14s | %-14s |\n' benchmark value unit
 printf '|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..60})" "$(printf -- '-%.0s' {1..16})" "$(printf -- '-%.0s' {1..16})"
-awk '/^Benchmark/ {
-	name=$1; sub(/-[0-9]+$/, "", name)
-	for (i = 3; i < NF; i += 2) {
+# A benchmark that prints while it runs (CostPerAgentStep's report) has
+# its name on a line of its own and its figures on a later line that
+# starts with the iteration count: the figures go with the name before.
+awk 'function row(name, from,   i) {
+	for (i = from; i < NF; i += 2) {
 		if ($(i+1) == "B/op" || $(i+1) == "allocs/op") continue
 		printf "| %-58s | %14s | %-14s |\n", name, $i, $(i+1)
 	}
-}' "$log"
+}
+/^Benchmark/ {
+	name = $1; sub(/-[0-9]+$/, "", name)
+	if ($2 ~ /^[0-9]+$/ && $4 == "ns/op") { row(name, 3); pending = "" } else pending = name
+	next
+}
+/^[ \t]+[0-9]+[ \t]+[0-9.e+]+ ns\/op/ && pending != "" { row(pending, 2); pending = "" }' "$log"
 
 p50=$(awk '/^BenchmarkAgentStep-/ { for (i = 3; i < NF; i += 2) if ($(i+1) == "p50-ms/turn") print $i }' "$log" | tail -1)
 p50s=$(awk '/^BenchmarkAgentStepInSession-/ { for (i = 3; i < NF; i += 2) if ($(i+1) == "p50-ms/turn") print $i }' "$log" | tail -1)
