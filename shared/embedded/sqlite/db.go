@@ -171,6 +171,17 @@ func (s *Store) hot(ctx context.Context, fn func(q querier) error) error {
 	return err
 }
 
+// hotRow scans the one row q(args) selects into dest: a short read (hot).
+func (s *Store) hotRow(ctx context.Context, q string, args []any, dest ...any) error {
+	return s.hot(ctx, func(r querier) error {
+		row, err := r.queryRow(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		return row.Scan(dest...)
+	})
+}
+
 func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
 	if b := s.batchOf(ctx); b != nil {
 		return b.w.query(ctx, q, args...)

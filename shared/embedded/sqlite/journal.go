@@ -133,13 +133,7 @@ func (s *Store) GetSubmission(ctx context.Context, id string) (contracts.Submiss
 // neither read nor decoded (contracts.SubmissionVersioner).
 func (s *Store) SubmissionVersion(ctx context.Context, id string) (int64, error) {
 	var v int64
-	err := s.hot(ctx, func(q querier) error {
-		row, err := q.queryRow(ctx, `SELECT version FROM submissions WHERE id = ?`, id)
-		if err != nil {
-			return err
-		}
-		return row.Scan(&v)
-	})
+	err := s.hotRow(ctx, `SELECT version FROM submissions WHERE id = ?`, []any{id}, &v)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = contracts.ErrNotFound
 	}
@@ -233,13 +227,7 @@ func (s *Store) ListUnfinished(ctx context.Context, limit int) ([]contracts.Subm
 // ErrNotFound if there is no row.
 func (s *Store) getBody(ctx context.Context, v any, q string, args ...any) error {
 	var body []byte
-	err := s.hot(ctx, func(r querier) error {
-		row, err := r.queryRow(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		return row.Scan(&body)
-	})
+	err := s.hotRow(ctx, q, args, &body)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return contracts.ErrNotFound

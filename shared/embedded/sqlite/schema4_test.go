@@ -45,22 +45,11 @@ func TestSchema4(t *testing.T) {
 	)
 
 	s := openAt(t, path, sqlite.Options{Clock: newManualClock()})
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
+	db := plainDB(t, path)
+	if v := userVersion(t, db); v != 4 {
+		t.Fatalf("user_version %d, want 4", v)
 	}
-	defer db.Close()
-	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
-		t.Fatalf("user_version %d %v, want 4", v, err)
-	}
-	ddl := func(table string) string {
-		var q string
-		if err := db.QueryRow(`SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&q); err != nil {
-			t.Fatalf("%s: %v", table, err)
-		}
-		return strings.ToUpper(q)
-	}
+	ddl := func(table string) string { return strings.ToUpper(tableDDL(t, db, table)) }
 	for _, table := range []string{"submissions", "events"} {
 		if q := ddl(table); !strings.Contains(q, "WITHOUT ROWID") {
 			t.Errorf("the migrated %s: %s", table, q)
@@ -193,4 +182,36 @@ func legacyFile(t *testing.T, path string, qs ...string) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+}
+
+// plainDB opens the file at path on a plain connection, closed when the
+// test ends, to look at what the store made of it.
+func plainDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// userVersion is the file's schema version (PRAGMA user_version).
+func userVersion(t *testing.T, db *sql.DB) int {
+	t.Helper()
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// tableDDL is the stored definition of table.
+func tableDDL(t *testing.T, db *sql.DB, table string) string {
+	t.Helper()
+	var q string
+	if err := db.QueryRow(`SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&q); err != nil {
+		t.Fatalf("%s: %v", table, err)
+	}
+	return q
 }

@@ -373,14 +373,9 @@ func TestSubmissionIndexesDoNotMove(t *testing.T) {
 	if err != nil || len(waiting) != 1 || waiting[0].ID != "sub-old" {
 		t.Fatalf("the migrated file's waiting turn: %v %v", waiting, err)
 	}
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
-		t.Fatalf("user_version %d %v, want 4", v, err)
+	db := plainDB(t, path)
+	if v := userVersion(t, db); v != 4 {
+		t.Fatalf("user_version %d, want 4", v)
 	}
 	var old int
 	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN ('submissions_phase', 'submissions_unfinished')`).Scan(&old); err != nil || old != 0 {
@@ -428,18 +423,8 @@ func TestRekeyedTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ddl := func(table string) string {
-		var q string
-		if err := db.QueryRow(`SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&q); err != nil {
-			t.Fatalf("%s: %v", table, err)
-		}
-		return q
-	}
+	db := plainDB(t, path)
+	ddl := func(table string) string { return tableDDL(t, db, table) }
 	for _, table := range []string{"nodes", "stream_done"} {
 		if q := ddl(table); !strings.Contains(q, "WITHOUT ROWID") {
 			t.Fatalf("a new file's %s: %s", table, q)
@@ -466,9 +451,8 @@ func TestRekeyedTables(t *testing.T) {
 			t.Errorf("the migrated %s: %s", table, q)
 		}
 	}
-	var v int
-	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
-		t.Errorf("user_version %d %v, want 4", v, err)
+	if v := userVersion(t, db); v != 4 {
+		t.Errorf("user_version %d, want 4", v)
 	}
 	got, err := s.GetNode(ctx, "n1")
 	if err != nil || len(got.Blocks) != 1 || got.Blocks[0].Text != "hello" {
