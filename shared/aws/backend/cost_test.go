@@ -116,7 +116,10 @@ func runCostTurns(tb testing.TB, v costVariant, turns int) awscost.Report {
 	counter.Reset()
 	before := h.Invocations()
 	for _, sid := range sessions {
-		sub, _, err := rt.Engine.Accept(ctx, sid, "go", "")
+		// a prompt of its own: the sized answer and tool output begin with
+		// it, so no turn's bytes repeat another's (the shared-string store
+		// keeps one copy of equal content)
+		sub, _, err := rt.Engine.Accept(ctx, sid, "go "+sid, "")
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -63,10 +63,10 @@ func (c *Client) Stream(ctx context.Context, req contracts.ModelRequest, emit fu
 	}
 	c.calls.Add(1)
 	steps, chunkBytes := scenarios[name], 24
-	if sz := sized(name); sz != nil {
-		steps, chunkBytes = sz.steps(), sz.chunk
-	}
 	n, prompt := position(req.Messages)
+	if sz := sized(name); sz != nil {
+		steps, chunkBytes = sz.steps(prompt), sz.chunk
+	}
 	st := steps[min(n, len(steps)-1)]
 	text := strings.ReplaceAll(st.text, "{prompt}", prompt)
 

@@ -2,7 +2,9 @@ package scripted
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -118,7 +120,54 @@ func TestSizedScenario(t *testing.T) {
 	if len(chunks) < 45 || len(chunks) > 52 {
 		t.Errorf("%d chunks, want ~51 of ~80 B", len(chunks))
 	}
+	if !strings.HasPrefix(resp.Text, "go: lorem") {
+		t.Errorf("answer begins %q, want the prompt first", resp.Text[:min(len(resp.Text), 20)])
+	}
 	if _, _, err := Parse("bench-1-2@60ms"); err == nil {
 		t.Error("Parse(bench-1-2) succeeded, want an unknown scenario")
+	}
+}
+
+// Two turns of a sized scenario with different prompts store different
+// bytes — the answer and the tool's output — of the named sizes, and the
+// prompt reaches the shell as one quoted word.
+func TestSizedScenarioDiffersByPrompt(t *testing.T) {
+	c := New()
+	step := func(prompt string, n int) contracts.ModelResponse {
+		t.Helper()
+		msgs := []contracts.Node{{Role: contracts.RoleUser, Blocks: []contracts.Block{{Type: contracts.BlockText, Text: prompt}}}}
+		for range n {
+			msgs = append(msgs, contracts.Node{Role: contracts.RoleAssistant})
+		}
+		resp, err := c.Stream(context.Background(), contracts.ModelRequest{Model: "bench-300-80-100", Messages: msgs},
+			func(contracts.ModelEvent) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	a, b := step("turn a", 1), step("it's b", 1)
+	if a.Text == b.Text || len(a.Text) != 300 || len(b.Text) != 300 {
+		t.Errorf("answers %q and %q: want 300 bytes each, different", a.Text, b.Text)
+	}
+	ca, cb := step("turn a", 0), step("it's b", 0)
+	if len(ca.ToolCalls) != 1 || len(cb.ToolCalls) != 1 {
+		t.Fatalf("calls %+v, %+v", ca.ToolCalls, cb.ToolCalls)
+	}
+	for _, tc := range []struct {
+		call contracts.ToolCall
+		want string
+	}{{ca.ToolCalls[0], "turn a: "}, {cb.ToolCalls[0], "it's b: "}} {
+		var in struct{ Command string }
+		if err := json.Unmarshal(tc.call.Input, &in); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("sh", "-c", in.Command).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", in.Command, err)
+		}
+		if len(out) != 100 || !strings.HasPrefix(string(out), tc.want) || strings.Trim(string(out[len(tc.want):]), "x") != "" {
+			t.Errorf("%s printed %q, want %q then x to 100 bytes", in.Command, out, tc.want)
+		}
 	}
 }

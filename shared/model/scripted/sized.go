@@ -13,6 +13,9 @@ import (
 // about <chunk> bytes (a provider's ~20 tokens are ~80 B). Pacing is the
 // scenario's latency after the @ ("bench-4096-80-2048@60ms": one chunk
 // every 60 ms, slower than the engine's 50 ms flush, as a real model is).
+// The answer and the tool's output begin with the prompt, so two turns
+// with different prompts store different bytes (a store that keeps one
+// copy of equal content is not flattered by a benchmark repeating itself).
 type sizes struct{ answer, chunk, tool int }
 
 // sized parses a sized scenario name; nil if name is not one.
@@ -36,14 +39,18 @@ func sized(name string) *sizes {
 	return &sizes{answer: n[0], chunk: n[1], tool: n[2]}
 }
 
-func (z *sizes) steps() []step {
+func (z *sizes) steps(prompt string) []step {
+	lead := prompt + ": "
 	return []step{
 		{text: "Looking at the workspace.", calls: []call{{"bash", map[string]any{
-			"command": fmt.Sprintf("head -c %d /dev/zero | tr '\\0' x", z.tool),
+			"command": fmt.Sprintf("printf '%%s' %s; head -c %d /dev/zero | tr '\\0' x", shellQuote(lead), max(z.tool-len(lead), 0)),
 		}}}},
-		{text: words(z.answer)},
+		{text: lead + words(max(z.answer-len(lead), 1))},
 	}
 }
+
+// shellQuote quotes s as one POSIX shell word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // words returns n bytes of space-separated words (deterministic).
 func words(n int) string {
