@@ -47,12 +47,14 @@
 //	submission      SESS#<sess>      SUB#<sub>             body|blob, version(N), phase, write_id,           CreateSubmission (Put, attribute_not_exists),
 //	                                                       ACCEPTED only: lsk=ACCEPTED#<sub>,
 //	                                                       non-terminal only: gsi1pk=UNFINISHED#<0-7>,       GetSubmission (GetItem, consistent),
-//	                                                       gsi1sk=<updated_at UTC, ns, fixed width>#<sub>    UpdateSubmission (Put, version = :expected, ALL_OLD),
+//	                                                       gsi1sk=<sub>, updated=<updated_at UTC, ns,        UpdateSubmission (Put, version = :expected, ALL_OLD),
+//	                                                       fixed width>
 //	                                                                                                         ListSubmissions (Query sk begins_with SUB#,
 //	                                                                                                         or, ACCEPTED, lsi1 lsk begins_with ACCEPTED#,
 //	                                                                                                         or sk begins_with SUB# filtered on phase;
 //	                                                                                                         consistent),
-//	                                                                                                         ListUnfinished (gsi1, 8 shards, oldest first)
+//	                                                                                                         ListUnfinished (gsi1, 8 shards read whole,
+//	                                                                                                         oldest updated first)
 //	sub pointer     SUB#<sub>        SUB                   session, sub, write_id                            GetSubmission / UpdateSubmission without a
 //	                                                       [, body|blob when no idem key]                    session id (GetItem, cached); id uniqueness
 //	idempotency     SESS#<sess>      IDEM#<key>            session, sub, body|blob (the creation record),    CreateSubmission (Put, attribute_not_exists,
@@ -79,8 +81,9 @@
 //	                                                                                                         an owner's: FilterExpression owner = :o)
 //	run             RUN#<run>        RUN                   body|blob, version(N), write_id,                  CreateRun (Put, attribute_not_exists, ALL_OLD =
 //	                                                       RUNNING only: gsi1pk=RUNS_UNFINISHED#<0-7>,       the existing run), GetRun (GetItem, consistent),
-//	                                                       gsi1sk=<updated_at UTC, ns, fixed width>#<run>    UpdateRun (Put, version = :expected, ALL_OLD),
-//	                                                                                                         ListUnfinishedRuns (gsi1, 8 shards, oldest first)
+//	                                                       gsi1sk=<run>, updated=<updated_at UTC, ns,        UpdateRun (Put, version = :expected, ALL_OLD),
+//	                                                       fixed width>                                      ListUnfinishedRuns (gsi1, 8 shards read whole,
+//	                                                                                                         oldest updated first)
 //	run pointer     WF#<wf>          RUN#<started_at UTC,  run                                               CreateRun (Put, attribute_not_exists, after the
 //	                                 ns, fixed width>#<run>                                                  run; again by every duplicate CreateRun),
 //	                                                                                                         ListRuns (Query descending, consistent, then
@@ -136,6 +139,11 @@
 //     (session, key) twice → the existing submission, created=false.
 //   - Terminal writes omit gsi1pk/gsi1sk, so the submission (or the
 //     workflow run) leaves the repair index; a phase change rewrites lsk.
+//     An unfinished record's index key is its id, which its writes do not
+//     move (a moved key is a delete and a put in the index, two writes;
+//     an entry rewritten in place is one): the order by update time comes
+//     from the projected attribute updated, so ListUnfinished reads the
+//     whole index to return the oldest.
 //   - Reads by key, ListSubmissions, ToolRecords, ListEvents and GetStream
 //     are strongly consistent (base table or LSI), and so are ListRuns and
 //     ListNodes. ListSessions, ListUnfinished, ListUnfinishedRuns and

@@ -180,3 +180,73 @@ func TestListSessionsOfAnOwnerPagesPastTheFilter(t *testing.T) {
 		t.Fatalf("ListSessions(owner, 3) = %d sessions (%v), want 3 from %s", len(three), err, mine[0])
 	}
 }
+
+// An unfinished record's repair-index key is its id: a write of the record
+// rewrites its index entry in place (one index write) instead of moving it
+// (a delete and a put), and ListUnfinished and ListUnfinishedRuns still
+// return the oldest update first, whatever the ids' order.
+func TestUnfinishedIndexKeyDoesNotMove(t *testing.T) {
+	e := env(t)
+	s := e.store(t, Options{})
+	ctx := awstest.Context(t)
+	p := uniq(t)
+	old := time.Date(1990, 1, 2, 3, 4, 5, 0, time.UTC) // older than any other test's records
+	// a has the smaller id and, after its update, the later time
+	a, _, err := s.CreateSubmission(ctx, newSub(p+"-a", p+"-sess", contracts.PhaseModel, old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, err := s.CreateSubmission(ctx, newSub(p+"-b", p+"-sess", contracts.PhaseModel, old.Add(time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexKey := func() (string, string, string) {
+		it := raw(t, e, sessionPK(a.SessionID), recordSK(a.ID))
+		return getS(it, attrGSIPK), getS(it, attrGSISK), getS(it, attrUpdated)
+	}
+	pk0, sk0, up0 := indexKey()
+	a.Phase, a.UpdatedAt = contracts.PhaseTools, old.Add(2*time.Second)
+	if a, err = s.UpdateSubmission(ctx, a, a.Version); err != nil {
+		t.Fatal(err)
+	}
+	pk1, sk1, up1 := indexKey()
+	if pk0 == "" || pk1 != pk0 || sk1 != sk0 || sk1 != a.ID {
+		t.Errorf("index key (%q, %q) → (%q, %q); want the id, unmoved", pk0, sk0, pk1, sk1)
+	}
+	if up1 == up0 || up1 != sortTime(a.UpdatedAt) {
+		t.Errorf("updated %q → %q, want %q", up0, up1, sortTime(a.UpdatedAt))
+	}
+	got, err := s.ListUnfinished(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != b.ID || got[1].ID != a.ID {
+		t.Errorf("ListUnfinished(2) = %+v, want [%s %s] (oldest update first)", got, b.ID, a.ID)
+	}
+
+	w := s.Workflows()
+	ra, _, err := w.CreateRun(ctx, contracts.WorkflowRun{ID: p + "-ra", WorkflowID: p + "-wf", Status: contracts.RunRunning, StartedAt: old, UpdatedAt: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, _, err := w.CreateRun(ctx, contracts.WorkflowRun{ID: p + "-rb", WorkflowID: p + "-wf", Status: contracts.RunRunning, StartedAt: old, UpdatedAt: old.Add(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := raw(t, e, runPK(ra.ID), skRun)
+	ra.UpdatedAt = old.Add(2 * time.Second)
+	if ra, err = w.UpdateRun(ctx, ra, ra.Version); err != nil {
+		t.Fatal(err)
+	}
+	after := raw(t, e, runPK(ra.ID), skRun)
+	if getS(after, attrGSISK) != ra.ID || getS(before, attrGSISK) != ra.ID || getS(after, attrUpdated) != sortTime(ra.UpdatedAt) {
+		t.Errorf("run index key %q → %q, updated %q; want the id, unmoved, and %q", getS(before, attrGSISK), getS(after, attrGSISK), getS(after, attrUpdated), sortTime(ra.UpdatedAt))
+	}
+	runs, err := w.ListUnfinishedRuns(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].ID != rb.ID || runs[1].ID != ra.ID {
+		t.Errorf("ListUnfinishedRuns(2) = %+v, want [%s %s]", runs, rb.ID, ra.ID)
+	}
+}

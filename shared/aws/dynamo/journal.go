@@ -50,7 +50,8 @@ func (s *Store) submissionItem(ctx context.Context, sub contracts.Submission) (i
 	}
 	if !sub.Phase.Terminal() {
 		it[attrGSIPK] = str("UNFINISHED#" + strconv.Itoa(shard(sub.ID)))
-		it[attrGSISK] = str(sortTime(sub.UpdatedAt) + "#" + sub.ID)
+		it[attrGSISK] = str(sub.ID)
+		it[attrUpdated] = str(sortTime(sub.UpdatedAt))
 	}
 	return it, nil
 }
@@ -166,7 +167,7 @@ func (s *Store) ListSubmissions(ctx context.Context, sessionID string, phase con
 // partitions (eventually consistent: a just-finished submission may still
 // be listed; its next conditional write tells).
 func (s *Store) ListUnfinished(ctx context.Context, limit int) ([]contracts.Submission, error) {
-	its, err := s.queryShards(ctx, "UNFINISHED#", limit, true)
+	its, err := s.queryUnfinished(ctx, "UNFINISHED#", limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing unfinished submissions: %w", err)
 	}

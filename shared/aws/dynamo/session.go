@@ -133,6 +133,28 @@ func (s *Store) queryShards(ctx context.Context, prefix string, limit int, forwa
 	return s.queryIndex(ctx, prefix, "", limit, forward)
 }
 
+// queryUnfinished lists the repair index's partitions prefix0 … prefix7
+// whole and returns at most limit (≤ 0: all) items, oldest attrUpdated
+// first (ties by id, the sort key). An unfinished record's index key is its
+// id, which no write moves: a write that changed it would cost a delete and
+// a put in the index instead of one rewrite. The order by update time is
+// kept from attrUpdated, a projected attribute, so the sweep reads every
+// unfinished record's index entry — eventually consistent reads, 4 KB a
+// half unit — to return the oldest.
+func (s *Store) queryUnfinished(ctx context.Context, prefix string, limit int) ([]item, error) {
+	all, err := s.queryIndex(ctx, prefix, "", 0, true)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(all, func(a, b item) int {
+		return cmp.Or(cmp.Compare(getS(a, attrUpdated), getS(b, attrUpdated)), cmp.Compare(getS(a, attrGSISK), getS(b, attrGSISK)))
+	})
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
+	return all, nil
+}
+
 // queryIndex is queryShards keeping only the items whose owner attribute
 // is owner, when owner is not "".
 func (s *Store) queryIndex(ctx context.Context, prefix, owner string, limit int, forward bool) ([]item, error) {

@@ -111,6 +111,9 @@ const (
 	attrGSIPK   = "gsi1pk"
 	attrGSISK   = "gsi1sk"
 	attrLSK     = "lsk"
+	// attrUpdated is an unfinished record's update time (sortTime) beside
+	// its index keys: ListUnfinished's order (queryUnfinished).
+	attrUpdated = "updated"
 	attrTTL     = TTLAttribute
 
 	// shards spreads the GSI partitions (SESSIONS#n, UNFINISHED#n,

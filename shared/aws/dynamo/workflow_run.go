@@ -23,7 +23,7 @@ import (
 // firing), and a pointer never names a missing run.
 //
 // While a run is RUNNING its record also carries the sparse gsi1 keys
-// RUNS_UNFINISHED#<shard> / <updated_at>#<run>, as an unfinished
+// RUNS_UNFINISHED#<shard> / <run> (and attrUpdated), as an unfinished
 // submission does UNFINISHED#…: every write puts the whole item, so the
 // write that ends the run drops it from the repair sweep's index.
 
@@ -52,7 +52,8 @@ func (s *Store) runItem(ctx context.Context, r contracts.WorkflowRun) (item, err
 	it := with(key(runPK(r.ID), skRun), body, item{attrVersion: num(r.Version)})
 	if r.Status == contracts.RunRunning {
 		it[attrGSIPK] = str(unfinishedRuns + strconv.Itoa(shard(r.ID)))
-		it[attrGSISK] = str(sortTime(r.UpdatedAt) + "#" + r.ID)
+		it[attrGSISK] = str(r.ID)
+		it[attrUpdated] = str(sortTime(r.UpdatedAt))
 	}
 	return it, nil
 }
@@ -168,7 +169,7 @@ func (w *Workflows) ListRuns(ctx context.Context, workflowID string, limit int) 
 // partitions (eventually consistent: a run ended a moment ago may still be
 // listed; its next conditional write tells).
 func (w *Workflows) ListUnfinishedRuns(ctx context.Context, limit int) ([]contracts.WorkflowRun, error) {
-	its, err := w.s.queryShards(ctx, unfinishedRuns, limit, true)
+	its, err := w.s.queryUnfinished(ctx, unfinishedRuns, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing unfinished workflow runs: %w", err)
 	}
