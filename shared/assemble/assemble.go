@@ -57,6 +57,7 @@ type Config struct {
 	DefaultModel string        // for sessions that name none; default "scripted:plain"
 	LeaseTTL     time.Duration // default turn.DefaultLeaseTTL
 	FlushEvery   time.Duration // how often streamed text is written; default turn.FlushEvery
+	FlushBytes   int           // most text one text_delta carries; 0 = unbounded (turn.Deps.FlushBytes)
 	StuckAfter   time.Duration // repair threshold (submissions and workflow runs); default repair.DefaultStuckAfter (30 s) for submissions, DefaultRunStuckAfter (60 s) for runs
 	RepairEvery  time.Duration // repair ticker in Serve; default 5s
 	MaxAttempts  int
@@ -124,7 +125,7 @@ func New(p Ports, cfg Config) (*Runtime, error) {
 	rt.Engine = &turn.Engine{Deps: turn.Deps{
 		Journal: p.Journal, Transcript: p.Transcript, Streams: p.Streams, Events: ev, Queue: q, Batch: batch, Ack: worker.Ack, Chain: worker.Chainer{},
 		Models: rt.resolve, Registry: p.Registry, MCP: p.MCP, Prices: cfg.Prices, Sandboxes: p.Sandboxes, Clock: p.Clock, IDs: p.IDs,
-		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, FlushEvery: cfg.FlushEvery, MaxAttempts: cfg.MaxAttempts,
+		Log: cfg.Log, Owner: cfg.Owner, LeaseTTL: cfg.LeaseTTL, FlushEvery: cfg.FlushEvery, FlushBytes: cfg.FlushBytes, MaxAttempts: cfg.MaxAttempts,
 	}}
 	if cfg.Meter != nil {
 		rt.Engine.Meter = cfg.Meter

@@ -17,7 +17,8 @@ import (
 // discarded by the next attempt). Chunks that are not text (a tool call,
 // usage) are stored as stream chunks. A flush happens when FlushEvery
 // (Deps.FlushEvery) has passed since the last one or FlushChunks chunks
-// are buffered, and always before the completion marker. A crash loses at
+// are buffered, before a text chunk that would take the buffered text past
+// Deps.FlushBytes, and always before the completion marker. A crash loses at
 // most the unflushed tail of an incomplete stream, which recovery discards
 // anyway (a new attempt, a new stream key).
 const (
@@ -46,6 +47,12 @@ func (w *chunkWriter) keep() chunkWriter {
 }
 
 func (w *chunkWriter) add(ctx context.Context, ev contracts.ModelEvent) error {
+	if n, limit := len(w.events), w.e.FlushBytes; ev.Type == contracts.ModelText && limit > 0 && n > 0 &&
+		w.events[n-1].Type == contracts.EventTextDelta && len(w.events[n-1].Text)+len(ev.Text) > limit {
+		if err := w.flush(ctx); err != nil { // this chunk would take the event past FlushBytes
+			return err
+		}
+	}
 	w.n++
 	if ev.Type == contracts.ModelText {
 		if ev.Text != "" {

@@ -271,3 +271,37 @@ func TestEveryToolCallEndsOnce(t *testing.T) {
 		terminal(t, h, cur.ID, callIDs(cur))
 	})
 }
+
+// With Deps.FlushBytes, no text_delta carries more text than it (the chunk
+// that would take one past it starts the next), and the events still add
+// up to the answer, in order.
+func TestFlushBytesBoundsATextDelta(t *testing.T) {
+	const limit = 200
+	h := enginetest.NewConfig(t, assemble.Config{FlushBytes: limit})
+	s := h.Session(contracts.SessionSpec{Model: "scripted:bench-2000-80-100", Tools: []contracts.ToolConfig{{Name: "bash"}}})
+	sub := h.Submit(s.ID, "go")
+	h.Drain()
+	got := h.Get(sub.ID)
+	if got.Phase != contracts.PhaseCommitted {
+		t.Fatalf("%s: %s", got.Phase, got.Error)
+	}
+	evs, err := h.Store.ListEvents(context.Background(), sub.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deltas := 0
+	for _, ev := range evs {
+		if ev.Type == contracts.EventTextDelta && ev.Step == 1 {
+			deltas++
+			if len(ev.Text) > limit {
+				t.Errorf("a text_delta of %d bytes, limit %d", len(ev.Text), limit)
+			}
+		}
+	}
+	if deltas < 2000/limit {
+		t.Errorf("%d text_delta events for 2000 bytes at most %d each", deltas, limit)
+	}
+	if text := finalText(evs, 1); text != got.Result || len(text) < 1990 {
+		t.Errorf("the events' text (%d bytes) is not the answer (%d bytes)", len(text), len(got.Result))
+	}
+}

@@ -199,7 +199,7 @@ func New(ctx context.Context, c Config) (*assemble.Runtime, error) {
 		ports.MCP = c.Serves.MCP(res)
 	}
 	rc := assemble.Config{Owner: "fn_" + ids.RandomHex(6), Authenticate: lambdafn.Authenticate(ops), LeaseTTL: lease, Log: c.Log, DefaultModel: def,
-		FlushEvery: StreamFlushEvery, WorkflowStarts: WorkflowStarts, MCPServer: c.Serves.MCPServer, Console: c.Serves.Console}
+		FlushEvery: StreamFlushEvery, FlushBytes: StreamFlushBytes, WorkflowStarts: WorkflowStarts, MCPServer: c.Serves.MCPServer, Console: c.Serves.Console}
 	if c.Getenv != nil {
 		prices, err := pricing.FromEnv(c.Getenv) // CAIRN_PRICES over the repository's table
 		if err != nil {
@@ -246,6 +246,14 @@ func orchestrationMeter(prices *pricing.Table, getenv func(string) string, clock
 // one item per chunk; every 500 ms, a 4 KB answer is ~6 writes instead of
 // ~50, and a reader of the events sees text twice a second.
 const StreamFlushEvery = 500 * time.Millisecond
+
+// StreamFlushBytes bounds a text_delta event's text on AWS so that its
+// item (keys, seq, index key, ttl and the JSON body around the text, ~300
+// B) stays within one write unit (1 KB) and its one LSI copy: at a
+// provider's pace 500 ms of text is ~700-800 B, which an item just over
+// 1 KB bills as two units and two index units.
+// TestStreamFlushBytesFitsAWriteUnit checks the item's size.
+const StreamFlushBytes = 640
 
 // Boot is what every function's main does: read the environment through
 // getenv, then New with what the function serves (Serves: the constructors
