@@ -140,7 +140,9 @@ func (s *Store) queryShards(ctx context.Context, prefix string, limit int, forwa
 // a put in the index instead of one rewrite. The order by update time is
 // kept from attrUpdated, a projected attribute, so the sweep reads every
 // unfinished record's index entry — eventually consistent reads, 4 KB a
-// half unit — to return the oldest.
+// half unit — to return the oldest. An entry written before the key was
+// the id (gsi1sk updated_at#id, no attrUpdated) sorts first, until its
+// record's next write.
 func (s *Store) queryUnfinished(ctx context.Context, prefix string, limit int) ([]item, error) {
 	all, err := s.queryIndex(ctx, prefix, "", 0, true)
 	if err != nil {
