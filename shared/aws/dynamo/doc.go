@@ -53,8 +53,9 @@
 //	                                                                                                         or, ACCEPTED, lsi1 lsk begins_with ACCEPTED#,
 //	                                                                                                         or sk begins_with SUB# filtered on phase;
 //	                                                                                                         consistent),
-//	                                                                                                         ListUnfinished (gsi1, 8 shards read whole,
-//	                                                                                                         oldest updated first)
+//	                                                                                                         ListUnfinished (gsi1 keys + updated, 8 shards
+//	                                                                                                         read whole, oldest updated first; then
+//	                                                                                                         BatchGetItem of those, consistent)
 //	sub pointer     SUB#<sub>        SUB                   session, sub, write_id                            GetSubmission / UpdateSubmission without a
 //	                                                       [, body|blob when no idem key]                    session id (GetItem, cached); id uniqueness
 //	idempotency     SESS#<sess>      IDEM#<key>            session, sub, body|blob (the creation record),    CreateSubmission (Put, attribute_not_exists,
@@ -82,8 +83,7 @@
 //	run             RUN#<run>        RUN                   body|blob, version(N), write_id,                  CreateRun (Put, attribute_not_exists, ALL_OLD =
 //	                                                       RUNNING only: gsi1pk=RUNS_UNFINISHED#<0-7>,       the existing run), GetRun (GetItem, consistent),
 //	                                                       gsi1sk=<run>, updated=<updated_at UTC, ns,        UpdateRun (Put, version = :expected, ALL_OLD),
-//	                                                       fixed width>                                      ListUnfinishedRuns (gsi1, 8 shards read whole,
-//	                                                                                                         oldest updated first)
+//	                                                       fixed width>                                      ListUnfinishedRuns (as ListUnfinished)
 //	run pointer     WF#<wf>          RUN#<started_at UTC,  run                                               CreateRun (Put, attribute_not_exists, after the
 //	                                 ns, fixed width>#<run>                                                  run; again by every duplicate CreateRun),
 //	                                                                                                         ListRuns (Query descending, consistent, then
@@ -142,8 +142,9 @@
 //     An unfinished record's index key is its id, which its writes do not
 //     move (a moved key is a delete and a put in the index, two writes;
 //     an entry rewritten in place is one): the order by update time comes
-//     from the projected attribute updated, so ListUnfinished reads the
-//     whole index to return the oldest.
+//     from the projected attribute updated, so ListUnfinished reads every
+//     entry's keys and updated (a projection) to choose the oldest, then
+//     reads those records by key.
 //   - Reads by key, ListSubmissions, ToolRecords, ListEvents and GetStream
 //     are strongly consistent (base table or LSI), and so are ListRuns and
 //     ListNodes. ListSessions, ListUnfinished, ListUnfinishedRuns and

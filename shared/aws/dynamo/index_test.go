@@ -191,6 +191,21 @@ func TestUnfinishedIndexKeyDoesNotMove(t *testing.T) {
 	ctx := awstest.Context(t)
 	p := uniq(t)
 	old := time.Date(1990, 1, 2, 3, 4, 5, 0, time.UTC) // older than any other test's records
+	w := s.Workflows()
+	t.Cleanup(func() { // out of the index, so that another run of this test (-count) finds only its own
+		for _, id := range []string{p + "-a", p + "-b"} {
+			if sub, err := s.GetSubmission(ctx, id); err == nil {
+				sub.Phase = contracts.PhaseCommitted
+				s.UpdateSubmission(ctx, sub, sub.Version)
+			}
+		}
+		for _, id := range []string{p + "-ra", p + "-rb"} {
+			if r, err := w.GetRun(ctx, id); err == nil {
+				r.Status = contracts.RunSucceeded
+				w.UpdateRun(ctx, r, r.Version)
+			}
+		}
+	})
 	// a has the smaller id and, after its update, the later time
 	a, _, err := s.CreateSubmission(ctx, newSub(p+"-a", p+"-sess", contracts.PhaseModel, old))
 	if err != nil {
@@ -224,7 +239,6 @@ func TestUnfinishedIndexKeyDoesNotMove(t *testing.T) {
 		t.Errorf("ListUnfinished(2) = %+v, want [%s %s] (oldest update first)", got, b.ID, a.ID)
 	}
 
-	w := s.Workflows()
 	ra, _, err := w.CreateRun(ctx, contracts.WorkflowRun{ID: p + "-ra", WorkflowID: p + "-wf", Status: contracts.RunRunning, StartedAt: old, UpdatedAt: old})
 	if err != nil {
 		t.Fatal(err)

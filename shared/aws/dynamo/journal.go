@@ -163,18 +163,23 @@ func (s *Store) ListSubmissions(ctx context.Context, sessionID string, phase con
 }
 
 // ListUnfinished returns up to limit (≤ 0: all) non-terminal submissions,
-// oldest UpdatedAt first, merged from the sparse GSI's UNFINISHED#0..7
-// partitions (eventually consistent: a just-finished submission may still
-// be listed; its next conditional write tells).
+// oldest UpdatedAt first: the sparse GSI's UNFINISHED#0..7 partitions'
+// entries (eventually consistent: one created a moment ago may be
+// missing), then the chosen records read by key (queryUnfinished), so one
+// finished since its entry was read is left out.
 func (s *Store) ListUnfinished(ctx context.Context, limit int) ([]contracts.Submission, error) {
 	its, err := s.queryUnfinished(ctx, "UNFINISHED#", limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing unfinished submissions: %w", err)
 	}
-	out := make([]contracts.Submission, len(its))
-	for i, it := range its {
-		if err := s.decode(ctx, it, &out[i]); err != nil {
+	out := make([]contracts.Submission, 0, len(its))
+	for _, it := range its {
+		var sub contracts.Submission
+		if err := s.decode(ctx, it, &sub); err != nil {
 			return nil, fmt.Errorf("listing unfinished submissions: %w", err)
+		}
+		if !sub.Phase.Terminal() { // finished since its index entry was read
+			out = append(out, sub)
 		}
 	}
 	return out, nil

@@ -133,33 +133,69 @@ func (s *Store) queryShards(ctx context.Context, prefix string, limit int, forwa
 	return s.queryIndex(ctx, prefix, "", limit, forward)
 }
 
-// queryUnfinished lists the repair index's partitions prefix0 … prefix7
-// whole and returns at most limit (≤ 0: all) items, oldest attrUpdated
-// first (ties by id, the sort key). An unfinished record's index key is its
-// id, which no write moves: a write that changed it would cost a delete and
-// a put in the index instead of one rewrite. The order by update time is
-// kept from attrUpdated, a projected attribute, so the sweep reads every
-// unfinished record's index entry — eventually consistent reads, 4 KB a
-// half unit — to return the oldest. An entry written before the key was
-// the id (gsi1sk updated_at#id, no attrUpdated) sorts first, until its
-// record's next write.
+// queryUnfinished returns at most limit (≤ 0: all) records of the repair
+// index's partitions prefix0 … prefix7, oldest attrUpdated first (ties by
+// id, the sort key). An unfinished record's index key is its id, which no
+// write moves: a write that changed it would cost a delete and a put in
+// the index instead of one rewrite. The order by update time comes from
+// attrUpdated, so the sweep reads every entry's keys and attrUpdated
+// (a projection: memory stays small however long the backlog; read units
+// are the entries' whole size, eventually consistent, 4 KB a half unit),
+// then the chosen records by key, consistently (BatchGetItem), in that
+// order. An entry written before the key was the id (gsi1sk
+// updated_at#id, no attrUpdated) sorts first, until its record's next
+// write. A record gone since its entry was read is left out; one finished
+// since is returned as it now is (the caller drops it).
 func (s *Store) queryUnfinished(ctx context.Context, prefix string, limit int) ([]item, error) {
-	all, err := s.queryIndex(ctx, prefix, "", 0, true)
+	entries, err := s.queryPartitions(ctx, prefix, 0, true, func(in *dynamodb.QueryInput) {
+		in.ProjectionExpression = new("#pk, #sk, #g, #u")
+		in.ExpressionAttributeNames = map[string]string{"#pk": attrPK, "#sk": attrSK, "#g": attrGSISK, "#u": attrUpdated}
+	})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortStableFunc(all, func(a, b item) int {
+	slices.SortStableFunc(entries, func(a, b item) int {
 		return cmp.Or(cmp.Compare(getS(a, attrUpdated), getS(b, attrUpdated)), cmp.Compare(getS(a, attrGSISK), getS(b, attrGSISK)))
 	})
-	if limit > 0 && len(all) > limit {
-		all = all[:limit]
+	if limit > 0 && len(entries) > limit {
+		entries = entries[:limit]
 	}
-	return all, nil
+	keys := make([]item, len(entries))
+	for i, e := range entries {
+		keys[i] = key(getS(e, attrPK), getS(e, attrSK))
+	}
+	got, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("reading %d unfinished records: %w", len(keys), err)
+	}
+	byKey := make(map[[2]string]item, len(got))
+	for _, it := range got {
+		byKey[[2]string{getS(it, attrPK), getS(it, attrSK)}] = it
+	}
+	out := make([]item, 0, len(entries))
+	for _, e := range entries {
+		if it, ok := byKey[[2]string{getS(e, attrPK), getS(e, attrSK)}]; ok {
+			out = append(out, it)
+		}
+	}
+	return out, nil
 }
 
 // queryIndex is queryShards keeping only the items whose owner attribute
 // is owner, when owner is not "".
 func (s *Store) queryIndex(ctx context.Context, prefix, owner string, limit int, forward bool) ([]item, error) {
+	return s.queryPartitions(ctx, prefix, limit, forward, func(in *dynamodb.QueryInput) {
+		if owner != "" {
+			in.FilterExpression = new("#o = :o")
+			in.ExpressionAttributeNames = map[string]string{"#o": attrOwner}
+			in.ExpressionAttributeValues[":o"] = str(owner)
+		}
+	})
+}
+
+// queryPartitions is queryShards with each partition's Query shaped by
+// shape (a filter, a projection).
+func (s *Store) queryPartitions(ctx context.Context, prefix string, limit int, forward bool, shape func(*dynamodb.QueryInput)) ([]item, error) {
 	var (
 		wg   sync.WaitGroup
 		per  = make([][]item, shards)
@@ -173,11 +209,7 @@ func (s *Store) queryIndex(ctx context.Context, prefix, owner string, limit int,
 				ExpressionAttributeValues: item{":p": str(prefix + strconv.Itoa(i))},
 				ScanIndexForward:          new(forward),
 			}
-			if owner != "" {
-				in.FilterExpression = new("#o = :o")
-				in.ExpressionAttributeNames = map[string]string{"#o": attrOwner}
-				in.ExpressionAttributeValues[":o"] = str(owner)
-			}
+			shape(in)
 			errs[i] = s.query(ctx, in, limit, func(it item) (bool, error) {
 				per[i] = append(per[i], it)
 				return true, nil

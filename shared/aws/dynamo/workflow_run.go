@@ -165,18 +165,22 @@ func (w *Workflows) ListRuns(ctx context.Context, workflowID string, limit int) 
 }
 
 // ListUnfinishedRuns returns up to limit (≤ 0: all) RUNNING runs, oldest
-// UpdatedAt first, merged from the sparse GSI's RUNS_UNFINISHED#0..7
-// partitions (eventually consistent: a run ended a moment ago may still be
-// listed; its next conditional write tells).
+// UpdatedAt first: the sparse GSI's RUNS_UNFINISHED#0..7 partitions'
+// entries, then the chosen runs read by key (queryUnfinished), so one
+// ended since its entry was read is left out.
 func (w *Workflows) ListUnfinishedRuns(ctx context.Context, limit int) ([]contracts.WorkflowRun, error) {
 	its, err := w.s.queryUnfinished(ctx, unfinishedRuns, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing unfinished workflow runs: %w", err)
 	}
-	out := make([]contracts.WorkflowRun, len(its))
-	for i, it := range its {
-		if err := w.s.decode(ctx, it, &out[i]); err != nil {
+	out := make([]contracts.WorkflowRun, 0, len(its))
+	for _, it := range its {
+		var r contracts.WorkflowRun
+		if err := w.s.decode(ctx, it, &r); err != nil {
 			return nil, fmt.Errorf("listing unfinished workflow runs: %w", err)
+		}
+		if r.Status == contracts.RunRunning { // ended since its index entry was read
+			out = append(out, r)
 		}
 	}
 	return out, nil
