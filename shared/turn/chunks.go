@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairnrun/cairn/shared/contracts"
 )
@@ -35,6 +36,7 @@ type chunkWriter struct {
 	chunks []contracts.ModelEvent
 	events []contracts.Event
 	n      int // chunks buffered since the last flush
+	delta  int // JSON-encoded length of the last buffered text_delta's text
 	last   time.Time
 }
 
@@ -47,8 +49,12 @@ func (w *chunkWriter) keep() chunkWriter {
 }
 
 func (w *chunkWriter) add(ctx context.Context, ev contracts.ModelEvent) error {
-	if n, limit := len(w.events), w.e.FlushBytes; ev.Type == contracts.ModelText && limit > 0 && n > 0 &&
-		w.events[n-1].Type == contracts.EventTextDelta && len(w.events[n-1].Text)+len(ev.Text) > limit {
+	size := 0
+	if ev.Type == contracts.ModelText {
+		size = JSONTextLen(ev.Text)
+	}
+	if n, limit := len(w.events), w.e.FlushBytes; size > 0 && limit > 0 && n > 0 &&
+		w.events[n-1].Type == contracts.EventTextDelta && w.delta+size > limit {
 		if err := w.flush(ctx); err != nil { // this chunk would take the event past FlushBytes
 			return err
 		}
@@ -59,7 +65,9 @@ func (w *chunkWriter) add(ctx context.Context, ev contracts.ModelEvent) error {
 			// one text_delta per flush: the text of every chunk in the batch
 			if n := len(w.events); n > 0 && w.events[n-1].Type == contracts.EventTextDelta {
 				w.events[n-1].Text += ev.Text
+				w.delta += size
 			} else {
+				w.delta = size
 				w.events = append(w.events, contracts.Event{SubmissionID: w.sub.ID, Key: fmt.Sprintf("text/%s/%d", w.key, w.text),
 					Type: contracts.EventTextDelta, Step: w.sub.Step, Attempt: w.sub.Attempt, Text: ev.Text, At: w.e.now()})
 			}
@@ -106,6 +114,36 @@ func (w *chunkWriter) write(ctx context.Context) error {
 	w.n = 0
 	w.last = w.e.now()
 	return nil
+}
+
+// JSONTextLen is the length of s inside a JSON string as encoding/json
+// writes it (HTML-safe): what a text_delta's text weighs in a stored
+// record. Deps.FlushBytes bounds it.
+func JSONTextLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			switch {
+			case b == '"' || b == '\\' || b == '\n' || b == '\r' || b == '\t' || b == '\b' || b == '\f':
+				n += 2
+			case b < 0x20 || b == '<' || b == '>' || b == '&':
+				n += 6 // \u00XX
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			n += 6 // \ufffd, \u2028, \u2029
+		} else {
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 func (e *Engine) flushEvery() time.Duration {

@@ -90,10 +90,12 @@ type Deps struct {
 	// text_delta event per flush); 0 = FlushEvery (50 ms). Each flush is a
 	// write: a store that prices writes (DynamoDB) flushes less often.
 	FlushEvery time.Duration
-	// FlushBytes, when > 0, bounds the text one text_delta event carries:
-	// a text chunk that would take the buffered text past it flushes what
-	// is buffered first. A store that prices writes by the KB (DynamoDB)
-	// keeps each event item under a unit this way. 0 = unbounded.
+	// FlushBytes, when > 0, bounds the text one text_delta event carries,
+	// JSON-encoded (JSONTextLen): a text chunk that would take the buffered
+	// text past it flushes what is buffered first (a single chunk larger
+	// than the bound is one event of its own). A store that prices writes
+	// by the KB (DynamoDB) keeps each event item under a unit this way.
+	// 0 = unbounded.
 	FlushBytes int
 	// Prices estimate each turn's cost as its usage grows
 	// (Submission.Cost); nil = the repository's table (pricing.Default).

@@ -2,6 +2,7 @@ package turn_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -272,36 +273,86 @@ func TestEveryToolCallEndsOnce(t *testing.T) {
 	})
 }
 
-// With Deps.FlushBytes, no text_delta carries more text than it (the chunk
-// that would take one past it starts the next), and the events still add
-// up to the answer, in order.
+// With Deps.FlushBytes, no text_delta carries more text than it,
+// JSON-encoded (the chunk that would take one past it starts the next):
+// plain words and text that JSON escapes (code: quotes, newlines, <, &),
+// and the events still add up to the answer, in order.
 func TestFlushBytesBoundsATextDelta(t *testing.T) {
 	const limit = 200
-	h := enginetest.NewConfig(t, assemble.Config{FlushBytes: limit})
-	s := h.Session(contracts.SessionSpec{Model: "scripted:bench-2000-80-100", Tools: []contracts.ToolConfig{{Name: "bash"}}})
-	sub := h.Submit(s.ID, "go")
-	h.Drain()
-	got := h.Get(sub.ID)
-	if got.Phase != contracts.PhaseCommitted {
-		t.Fatalf("%s: %s", got.Phase, got.Error)
-	}
-	evs, err := h.Store.ListEvents(context.Background(), sub.ID, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deltas := 0
-	for _, ev := range evs {
-		if ev.Type == contracts.EventTextDelta && ev.Step == 1 {
-			deltas++
-			if len(ev.Text) > limit {
-				t.Errorf("a text_delta of %d bytes, limit %d", len(ev.Text), limit)
+	code := strings.Repeat("if a < b && c > \"d\" {\n\treturn `x`\n}\n", 60)
+	for _, tc := range []struct {
+		name, model string
+		client      contracts.ModelClient
+	}{
+		{"words", "scripted:bench-2000-80-100", nil},
+		{"code", enginetest.ModelProvider + ":code", chunked{text: code, size: 37}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := enginetest.NewConfig(t, assemble.Config{FlushBytes: limit}, func(p *assemble.Ports) {
+				if tc.client != nil {
+					p.Models[enginetest.ModelProvider] = tc.client
+				}
+			})
+			s := h.Session(contracts.SessionSpec{Model: tc.model, Tools: []contracts.ToolConfig{{Name: "bash"}}})
+			sub := h.Submit(s.ID, "go")
+			h.Drain()
+			got := h.Get(sub.ID)
+			if got.Phase != contracts.PhaseCommitted {
+				t.Fatalf("%s: %s", got.Phase, got.Error)
 			}
+			evs, err := h.Store.ListEvents(context.Background(), sub.ID, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			step, deltas, encoded := -1, 0, 0
+			for _, ev := range evs {
+				if ev.Type == contracts.EventTextDelta {
+					step = ev.Step
+					deltas++
+					n := turn.JSONTextLen(ev.Text)
+					encoded += n
+					if n > limit {
+						t.Errorf("a text_delta of %d bytes JSON-encoded, limit %d", n, limit)
+					}
+				}
+			}
+			if deltas < encoded/limit || deltas < 5 {
+				t.Errorf("%d text_delta events for %d encoded bytes at most %d each", deltas, encoded, limit)
+			}
+			if text := finalText(evs, step); text != got.Result || len(text) < 1990 {
+				t.Errorf("the events' text (%d bytes) is not the answer (%d bytes)", len(text), len(got.Result))
+			}
+		})
+	}
+}
+
+// chunked answers with text in chunks of size bytes.
+type chunked struct {
+	text string
+	size int
+}
+
+func (c chunked) Stream(_ context.Context, _ contracts.ModelRequest, emit func(contracts.ModelEvent) error) (contracts.ModelResponse, error) {
+	for rest := c.text; rest != ""; {
+		n := min(c.size, len(rest))
+		if err := emit(contracts.ModelEvent{Type: contracts.ModelText, Text: rest[:n]}); err != nil {
+			return contracts.ModelResponse{}, err
 		}
+		rest = rest[n:]
 	}
-	if deltas < 2000/limit {
-		t.Errorf("%d text_delta events for 2000 bytes at most %d each", deltas, limit)
-	}
-	if text := finalText(evs, 1); text != got.Result || len(text) < 1990 {
-		t.Errorf("the events' text (%d bytes) is not the answer (%d bytes)", len(text), len(got.Result))
+	return contracts.ModelResponse{Text: c.text, StopReason: "end_turn"}, nil
+}
+
+// JSONTextLen is what encoding/json writes inside the quotes.
+func TestJSONTextLen(t *testing.T) {
+	for _, s := range []string{"", "plain words", "a \"quoted\" \\ path", "line\nnext\r\t\b\f", "\x00\x01\x1f",
+		"<a href=\"x\">&amp;</a>", "héllo wörld ✓ 🎉", "bad \xff\xfe utf-8", "\u2028 and \u2029", strings.Repeat("if a < b {\n}", 50)} {
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := turn.JSONTextLen(s), len(b)-2; got != want {
+			t.Errorf("JSONTextLen(%q) = %d, encoding/json writes %d", s, got, want)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cairnrun/cairn/shared/contracts"
 	"github.com/cairnrun/cairn/shared/testkit/awscost"
 	"github.com/cairnrun/cairn/shared/testkit/awstest"
+	"github.com/cairnrun/cairn/shared/turn"
 )
 
 // A text_delta of StreamFlushBytes of text, with ids as long as the
@@ -34,24 +35,43 @@ func TestStreamFlushBytesFitsAWriteUnit(t *testing.T) {
 	}
 	sub := "sub_01a2510721d0000000f01e21ac" // the length of an ids.New id
 	stream := fmt.Sprintf("st_%s_%d_%d", sub, 999, 99)
-	text := strings.Repeat("lorem ipsum, dolor sit amet; ", backend.StreamFlushBytes)[:backend.StreamFlushBytes]
-	ev := contracts.Event{SubmissionID: sub, Type: contracts.EventTextDelta,
-		Step: 999, Attempt: 99, Text: text, At: time.Date(2026, 12, 7, 15, 3, 30, 798954548, time.UTC)}
-	for i := range 100 { // the index key is fixed width; the seq number grows a byte per two digits
-		ev.Key = fmt.Sprintf("text/%s/%05d", stream, i)
-		if err := store.AppendEvents(ctx, ev); err != nil {
-			t.Fatal(err)
+	for _, text := range []string{
+		bounded(strings.Repeat("lorem ipsum, dolor sit amet; ", 100)),
+		bounded(strings.Repeat("if a < b && c > \"d\" {\n\treturn `x` // ✓\n}\n", 100)), // JSON escapes much of it
+	} {
+		ev := contracts.Event{SubmissionID: sub, Type: contracts.EventTextDelta,
+			Step: 999, Attempt: 99, Text: text, At: time.Date(2026, 12, 7, 15, 3, 30, 798954548, time.UTC)}
+		for i := range 100 { // the index key is fixed width; the seq number grows a byte per two digits
+			ev.Key = fmt.Sprintf("text/%s/%05d", stream, i)
+			if err := store.AppendEvents(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
 		}
+		out, err := ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, ConsistentRead: new(true), Key: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: "SUB#" + sub}, "sk": &types.AttributeValueMemberS{Value: "EVT#" + ev.Key},
+		}})
+		if err != nil || out.Item == nil {
+			t.Fatalf("reading the event item: %v (found: %v)", err, out != nil && out.Item != nil)
+		}
+		if n := awscost.Size(out.Item); n > 1024 {
+			t.Errorf("a text_delta of %d bytes of text (%d JSON-encoded) is an item of %d bytes: two write units (and two in lsi1)",
+				len(text), turn.JSONTextLen(text), n)
+		} else {
+			t.Logf("item of %d bytes for %d bytes of text (%d JSON-encoded)", n, len(text), turn.JSONTextLen(text))
+		}
+		stream += "-next"
 	}
-	out, err := ddb.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, ConsistentRead: new(true), Key: map[string]types.AttributeValue{
-		"pk": &types.AttributeValueMemberS{Value: "SUB#" + sub}, "sk": &types.AttributeValueMemberS{Value: "EVT#" + ev.Key},
-	}})
-	if err != nil || out.Item == nil {
-		t.Fatalf("reading the event item: %v (found: %v)", err, out != nil && out.Item != nil)
+}
+
+// bounded is the longest prefix of s the engine puts in one text_delta on
+// AWS (JSON-encoded, at most StreamFlushBytes).
+func bounded(s string) string {
+	prev := 0
+	for i := range s { // rune starts
+		if turn.JSONTextLen(s[:i]) > backend.StreamFlushBytes {
+			return s[:prev]
+		}
+		prev = i
 	}
-	if n := awscost.Size(out.Item); n > 1024 {
-		t.Errorf("a text_delta of %d bytes of text is an item of %d bytes: two write units (and two in lsi1)", len(text), n)
-	} else {
-		t.Logf("item of %d bytes for %d bytes of text", n, len(text))
-	}
+	return s
 }
