@@ -49,11 +49,11 @@ func (w *chunkWriter) keep() chunkWriter {
 }
 
 func (w *chunkWriter) add(ctx context.Context, ev contracts.ModelEvent) error {
-	size := 0
-	if ev.Type == contracts.ModelText {
+	size, limit := 0, w.e.FlushBytes
+	if ev.Type == contracts.ModelText && limit > 0 { // unbounded (embedded): nothing to weigh
 		size = JSONTextLen(ev.Text)
 	}
-	if n, limit := len(w.events), w.e.FlushBytes; size > 0 && limit > 0 && n > 0 &&
+	if n := len(w.events); size > 0 && n > 0 &&
 		w.events[n-1].Type == contracts.EventTextDelta && w.delta+size > limit {
 		if err := w.flush(ctx); err != nil { // this chunk would take the event past FlushBytes
 			return err

@@ -247,7 +247,8 @@ func orchestrationMeter(prices *pricing.Table, getenv func(string) string, clock
 // ~50, and a reader of the events sees text twice a second.
 const StreamFlushEvery = 500 * time.Millisecond
 
-// StreamFlushBytes bounds a text_delta event's text on AWS so that its
+// StreamFlushBytes bounds a text_delta event's text on AWS, JSON-encoded
+// (turn.JSONTextLen), so that its
 // item (keys, seq, index key, ttl and the JSON body around the text, ~300
 // B) stays within one write unit (1 KB) and its one LSI copy: at a
 // provider's pace 500 ms of text is ~700-800 B, which an item just over
