@@ -152,7 +152,7 @@ func (s *Store) complete(ctx context.Context, claim item) error {
 // bodyOf returns the body or claim-check attribute of it.
 func bodyOf(it item) item {
 	out := item{}
-	for _, name := range []string{attrBody, attrBlob, attrCAS} {
+	for _, name := range []string{attrBody, attrBodyZ, attrBlob, attrCAS} {
 		if v, ok := it[name]; ok {
 			out[name] = v
 		}

@@ -41,7 +41,7 @@ func (s *Store) submissionItem(ctx context.Context, sub contracts.Submission) (i
 	if err != nil {
 		return nil, err
 	}
-	it := with(key(sessionPK(sub.SessionID), recordSK(sub.ID)), body, item{
+	it := with(key(sessionPK(sub.SessionID), recordSK(sub.ID)), compact(body), item{
 		attrVersion: num(sub.Version),
 		attrPhase:   str(string(sub.Phase)),
 	})

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 
@@ -50,7 +51,7 @@ func mine(old, it item) bool {
 	if id == "" || len(old) == 0 || getS(old, attrWriteID) != id {
 		return false
 	}
-	for _, name := range []string{attrBody, attrBlob, attrVersion} {
+	for _, name := range []string{attrBody, attrBodyZ, attrBlob, attrVersion} {
 		if !sameValue(old[name], it[name]) {
 			return false
 		}
@@ -69,6 +70,9 @@ func sameValue(a, b types.AttributeValue) bool {
 	case *types.AttributeValueMemberN:
 		bv, ok := b.(*types.AttributeValueMemberN)
 		return ok && av.Value == bv.Value
+	case *types.AttributeValueMemberB:
+		bv, ok := b.(*types.AttributeValueMemberB)
+		return ok && bytes.Equal(av.Value, bv.Value)
 	case *types.AttributeValueMemberBOOL:
 		bv, ok := b.(*types.AttributeValueMemberBOOL)
 		return ok && av.Value == bv.Value

@@ -221,7 +221,10 @@ func (s *Store) encodeBytes(ctx context.Context, b []byte) (item, error) {
 
 // decode unmarshals the record of it into v, fetching a claim check.
 func (s *Store) decode(ctx context.Context, it item, v any) error {
-	body := getS(it, attrBody)
+	body, err := bodyText(it)
+	if err != nil {
+		return err
+	}
 	if ref := getS(it, attrBlob); ref != "" {
 		if s.opts.Blobs == nil {
 			return fmt.Errorf("reading claim check %s: no blob store: %w", ref, contracts.ErrInvalid)
@@ -232,7 +235,7 @@ func (s *Store) decode(ctx context.Context, it item, v any) error {
 		}
 		body = string(b)
 	}
-	body, err := s.unshare(ctx, it, body)
+	body, err = s.unshare(ctx, it, body)
 	if err != nil {
 		return err
 	}
