@@ -146,6 +146,14 @@ type Event struct {
 // (SubmissionID, Key): a repeat is a no-op, so a re-driven handler does not
 // duplicate progress. Seq is assigned by the store, strictly increasing
 // within a submission. ListEvents returns events with Seq > after, in order.
+//
+// A text_delta's key names the model attempt that streams it (one writer:
+// the attempt's lease holder; a re-driven phase starts a new attempt or
+// resumes a finished stream, appending no text), and a store may guard it
+// only against repeats from the same store instance — the DynamoDB
+// adapter does, so a stream's text is written once, without an index copy
+// to look its key up by. Every other event's key is guarded across
+// processes.
 type EventLog interface {
 	AppendEvents(ctx context.Context, evs ...Event) error
 	ListEvents(ctx context.Context, submissionID string, after int64, limit int) ([]Event, error)

@@ -15,9 +15,11 @@ import (
 // Events of a submission live in its partition SUB#<id>:
 //
 //   - EVTSEQ: the last seq handed out (attribute n), advanced with ADD;
-//   - EVT#<key>: one event, create-if-absent (the key guard and the event
-//     are the same item), with seq (N) and lsk = EVT#<seq, 20 digits> for
-//     the LSI that orders them.
+//   - EVT#<key>: one keyed event, create-if-absent (the key guard and the
+//     event are the same item), with seq (N) and lsk = EVT#<seq, 20 digits>
+//     for the LSI that orders them;
+//   - EVS#<seq, 20 digits>: one text_delta, with its key in ekey (S) and
+//     no lsk — ordered by its own sort key, it costs no LSI copy.
 //
 // AppendEvents takes seqs from the Store's reserved block (reserveSeqs: a
 // read of the counter, or an ADD reserving a new block), then puts the
@@ -28,15 +30,31 @@ import (
 // become visible in seq order; two processes appending to one submission at
 // once may make a later seq visible a moment before an earlier one (a
 // submission's events come from its lease holder, so this is rare).
+//
+// A text_delta is a stream's text, half the items of a turn and most of
+// its bytes: an LSI entry for each would write its text twice. Its key is
+// the stream's (one per model attempt, text/<stream key>/<n>): no other
+// process appends it — a new attempt, a new stream key; a re-driven phase
+// resumes a finished stream from its completion marker and appends no text
+// — so its repeat is refused by the Store that appended it (it remembers
+// the keys of the submissions it appended deltas to, for the last 10,000
+// submissions) and by the condition on its seq for the SDK's resend of a
+// put whose answer was lost. ListEvents merges the two orders by seq.
 
 const (
-	skEventSeq  = "EVTSEQ"
-	eventPrefix = "EVT#"
-	attrSeq     = "seq"
-	attrCounter = "n"
+	skEventSeq   = "EVTSEQ"
+	eventPrefix  = "EVT#"
+	deltaPrefix  = "EVS#"
+	attrSeq      = "seq"
+	attrCounter  = "n"
+	attrEventKey = "ekey"
 )
 
 func eventLSK(seq int64) string { return fmt.Sprintf("%s%020d", eventPrefix, seq) }
+func deltaSK(seq int64) string  { return fmt.Sprintf("%s%020d", deltaPrefix, seq) }
+
+// isDelta reports whether e is stored as a text_delta (EVS#<seq>).
+func isDelta(e contracts.Event) bool { return e.Type == contracts.EventTextDelta }
 
 // AppendEvents appends evs in order, each unless an event with its
 // (SubmissionID, Key) exists. The store assigns Seq (per submission,
@@ -67,10 +85,14 @@ func (s *Store) appendEvents(ctx context.Context, sub string, evs []contracts.Ev
 	mu.Lock()
 	defer mu.Unlock()
 	pk := submissionPK(sub)
-	var pending []item // event items without seq, first of each key only
+	type pendingEvent struct {
+		it    item // without seq
+		delta string
+	}
+	var pending []pendingEvent // first of each key only
 	seen := map[string]bool{}
 	for _, e := range evs {
-		if seen[e.Key] {
+		if seen[e.Key] || isDelta(e) && s.deltaAppended(sub, e.Key) {
 			continue
 		}
 		seen[e.Key] = true
@@ -79,7 +101,11 @@ func (s *Store) appendEvents(ctx context.Context, sub string, evs []contracts.Ev
 		if err != nil {
 			return fmt.Errorf("event %s: %w", e.Key, err)
 		}
-		pending = append(pending, with(key(pk, eventPrefix+e.Key), body))
+		if isDelta(e) {
+			pending = append(pending, pendingEvent{it: with(body, item{attrEventKey: str(e.Key)}), delta: e.Key})
+		} else {
+			pending = append(pending, pendingEvent{it: with(key(pk, eventPrefix+e.Key), body)})
+		}
 	}
 	if len(pending) == 0 {
 		return nil
@@ -88,44 +114,141 @@ func (s *Store) appendEvents(ctx context.Context, sub string, evs []contracts.Ev
 	if err != nil {
 		return err
 	}
-	for i, it := range pending {
+	for i, p := range pending {
 		seq := first + int64(i)
-		it = with(it, item{attrSeq: num(seq), attrLSK: str(eventLSK(seq)), attrTTL: s.ttl()})
+		it := with(p.it, item{attrSeq: num(seq), attrTTL: s.ttl()})
+		if p.delta != "" {
+			it = with(it, key(pk, deltaSK(seq)))
+		} else {
+			it[attrLSK] = str(eventLSK(seq))
+		}
 		if err := s.putIfAbsent(ctx, it); err != nil {
 			return fmt.Errorf("putting event %s: %w", getS(it, attrSK), err)
+		}
+		if p.delta != "" {
+			s.rememberDelta(sub, p.delta)
 		}
 	}
 	return nil
 }
 
+// deltaAppended reports whether this Store appended the text_delta key of
+// sub (the caller holds sub's append lock).
+func (s *Store) deltaAppended(sub, key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deltas[sub][key]
+}
+
+func (s *Store) rememberDelta(sub, key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deltas == nil || len(s.deltas) >= 10_000 && s.deltas[sub] == nil {
+		s.deltas = map[string]map[string]bool{}
+	}
+	if s.deltas[sub] == nil {
+		s.deltas[sub] = map[string]bool{}
+	}
+	s.deltas[sub][key] = true
+}
+
 // ListEvents returns up to limit (≤ 0: all) events of the submission with
-// Seq > after, in Seq order: a consistent Query of the LSI range
-// EVT#<after+1> … EVT#<max>.
+// Seq > after, in Seq order, merged from two consistent Queries of up to
+// limit events each: the text_deltas' range EVS#<after+1> … and then the
+// keyed events' LSI range EVT#<after+1> … . Seqs rise in commit order, so
+// the first Query saw every text_delta up to the newest event it read;
+// but a keyed event read by the second may be newer than a text_delta
+// committed between the two — so when the answer ends past the newest
+// text_delta read, the text_deltas up to its end are read again (rare
+// while text streams, when the newest event is text).
 func (s *Store) ListEvents(ctx context.Context, submissionID string, after int64, limit int) ([]contracts.Event, error) {
 	after = max(after, 0)
-	var out []contracts.Event
-	err := s.query(ctx, &dynamodb.QueryInput{
+	deltas, err := s.listDeltas(ctx, submissionID, after, 0, limit)
+	if err != nil {
+		return nil, err
+	}
+	keyed, err := s.listEvents(ctx, &dynamodb.QueryInput{
 		IndexName:              new(LSI),
 		ConsistentRead:         new(true),
 		KeyConditionExpression: new("pk = :pk AND lsk BETWEEN :from AND :to"),
 		ExpressionAttributeValues: item{
-			":pk":   str(submissionPK(submissionID)),
-			":from": str(eventLSK(after + 1)),
-			":to":   str(eventPrefix + strings.Repeat("9", 20)),
+			":pk": str(submissionPK(submissionID)), ":from": str(eventLSK(after + 1)), ":to": str(eventPrefix + strings.Repeat("9", 20)),
 		},
-	}, limit, func(it item) (bool, error) {
+	}, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing events of submission %s: %w", submissionID, err)
+	}
+	out := mergeEvents(deltas, keyed, limit)
+	seen := after // every text_delta up to seen has been read
+	if n := len(deltas); n > 0 {
+		seen = deltas[n-1].Seq
+	}
+	if n := len(out); n > 0 && out[n-1].Seq > seen {
+		late, err := s.listDeltas(ctx, submissionID, seen, out[n-1].Seq, 0)
+		if err != nil {
+			return nil, err
+		}
+		out = mergeEvents(late, out, limit)
+	}
+	return out, nil
+}
+
+// listDeltas returns up to limit text_deltas of the submission with after <
+// Seq (≤ to when to > 0), in Seq order.
+func (s *Store) listDeltas(ctx context.Context, submissionID string, after, to int64, limit int) ([]contracts.Event, error) {
+	end := deltaPrefix + strings.Repeat("9", 20)
+	if to > 0 {
+		end = deltaSK(to)
+	}
+	out, err := s.listEvents(ctx, &dynamodb.QueryInput{
+		ConsistentRead:         new(true),
+		KeyConditionExpression: new("pk = :pk AND sk BETWEEN :from AND :to"),
+		ExpressionAttributeValues: item{
+			":pk": str(submissionPK(submissionID)), ":from": str(deltaSK(after + 1)), ":to": str(end),
+		},
+	}, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing text of submission %s: %w", submissionID, err)
+	}
+	return out, nil
+}
+
+// mergeEvents merges two lists in Seq order (a seq in both is kept once),
+// keeping at most limit (≤ 0: all).
+func mergeEvents(a, b []contracts.Event, limit int) []contracts.Event {
+	out := make([]contracts.Event, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0].Seq < b[0].Seq:
+			out, a = append(out, a[0]), a[1:]
+		case len(a) > 0 && a[0].Seq == b[0].Seq:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		default:
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// listEvents runs one of ListEvents' Queries: up to limit events in seq order.
+func (s *Store) listEvents(ctx context.Context, in *dynamodb.QueryInput, limit int) ([]contracts.Event, error) {
+	var out []contracts.Event
+	err := s.query(ctx, in, limit, func(it item) (bool, error) {
 		var e contracts.Event
 		if err := s.decode(ctx, it, &e); err != nil {
 			return false, fmt.Errorf("decoding event %s: %w", getS(it, attrSK), err)
 		}
 		e.Seq, e.Key = getN(it, attrSeq), strings.TrimPrefix(getS(it, attrSK), eventPrefix)
+		if k, ok := it[attrEventKey]; ok {
+			e.Key = k.(*types.AttributeValueMemberS).Value
+		}
 		out = append(out, e)
 		return true, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("listing events of submission %s: %w", submissionID, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // Seq blocks. A Store reserves seqs a block at a time (one ADD of

@@ -318,6 +318,7 @@ var lostCases = []lostCase{
 		}},
 	{"AppendEvents/counter", func(p string) func(faultproxy.Request) bool { return lose("UpdateItem", sv(skEventSeq)) }, "", appendEvents},
 	{"AppendEvents/event", func(p string) func(faultproxy.Request) bool { return lose("PutItem", sv(eventPrefix+"k2")) }, condFailed, appendEvents},
+	{"AppendEvents/text_delta", func(p string) func(faultproxy.Request) bool { return lose("PutItem", sv("d2")) }, condFailed, appendDeltas},
 	{"PutChunks", func(p string) func(faultproxy.Request) bool {
 		return lose("PutItem", sv(streamPK(p)), chunkPrefix+"0000000000") // the flush is one item
 	}, condFailed,
@@ -432,6 +433,23 @@ func appendEvents(t *testing.T, ctx context.Context, s, d *Store, _ *faultproxy.
 	if err != nil || len(got) != 3 || got[0].Key != "k1" || got[1].Key != "k2" || got[2].Key != "k3" ||
 		got[0].Seq >= got[1].Seq || got[1].Seq >= got[2].Seq {
 		t.Fatalf("ListEvents = %+v, %v; want k1, k2, k3 once each, seqs increasing", got, err)
+	}
+}
+
+func appendDeltas(t *testing.T, ctx context.Context, s, d *Store, _ *faultproxy.Proxy, p string) {
+	evs := []contracts.Event{
+		{SubmissionID: p, Key: "d1", Type: contracts.EventTextDelta, Text: "hel", At: t0},
+		{SubmissionID: p, Key: "d2", Type: contracts.EventTextDelta, Text: "lo", At: t0},
+	}
+	if err := s.AppendEvents(ctx, evs...); err != nil {
+		t.Fatalf("AppendEvents: %v", err)
+	}
+	if err := s.AppendEvents(ctx, evs[1]); err != nil { // the same store again: a no-op
+		t.Fatal(err)
+	}
+	got, err := d.ListEvents(ctx, p, 0, 0)
+	if err != nil || len(got) != 2 || got[0].Key != "d1" || got[1].Key != "d2" || got[1].Text != "lo" || got[0].Seq >= got[1].Seq {
+		t.Fatalf("ListEvents = %+v, %v; want d1, d2 once each, seqs increasing", got, err)
 	}
 }
 

@@ -68,6 +68,9 @@ type Store struct {
 	// seqs: the event seqs this Store reserved and has not used, per
 	// submission (events.go; guarded by mu).
 	seqs map[string]seqRange
+	// deltas: the text_delta keys this Store appended, per submission
+	// (events.go; guarded by mu).
+	deltas map[string]map[string]bool
 }
 
 var (
