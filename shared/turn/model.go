@@ -23,6 +23,9 @@ import (
 // assistant node, then advance to TOOLS or COMMIT.
 func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	sub, sess, ok, err := e.open(ctx, m, contracts.PhaseModel)
+	if !ok && err == nil && sub.Phase == contracts.PhaseCommit && sub.Step == m.Step {
+		return e.commitFinal(ctx, sub) // this message's run recorded the answer; its commit failed
+	}
 	if !ok || err != nil {
 		return err
 	}
@@ -264,12 +267,24 @@ func (e *Engine) recordModel(ctx context.Context, sess contracts.Session, sub co
 		return err
 	}
 	e.advanced(ctx, node.ID)
+	if queue == contracts.QueueCommit {
+		return e.commitFinal(ctx, sub)
+	}
 	if err := e.Enqueue(ctx, queue, sub, ""); err != nil {
 		return err
 	}
-	if queue == contracts.QueueTools {
-		return e.handOver(ctx, sub, next, owner)
-	}
-	e.handRecord(ctx, sub) // commit takes no lease: only the record goes with its message
-	return nil
+	return e.handOver(ctx, sub, next, owner)
+}
+
+// commitFinal commits sub, just advanced to COMMIT with its final answer,
+// in the model phase's own run: call by call (no Deps.Batch) the answer is
+// recorded first, so a crash leaves a COMMIT record for repair
+// (StateFinalNotCommitted) — the commit phase's message would carry nothing
+// the record does not, and costs a queue hop (a send, a receive, a delete
+// and an invocation). If the commit fails, the model message is delivered
+// again and its run, finding the record in COMMIT at its step, commits it.
+func (e *Engine) commitFinal(ctx context.Context, sub contracts.Submission) error {
+	next := sub
+	next.Phase = contracts.PhaseCommitted
+	return e.finish(ctx, sub, next)
 }
