@@ -44,7 +44,7 @@
 //	                                                                                                         ListSessions (gsi1, 8 shards, newest id first;
 //	                                                                                                         an owner's: FilterExpression owner = :o, paged
 //	                                                                                                         on past the pre-filter Limit)
-//	submission      SESS#<sess>      SUB#<sub>             body|blob, version(N), phase, write_id,           CreateSubmission (Put, attribute_not_exists),
+//	submission      SESS#<sess>      SUB#<sub>             body|bodyz|blob, version(N), phase, write_id,           CreateSubmission (Put, attribute_not_exists),
 //	                                                       ACCEPTED only: lsk=ACCEPTED#<sub>,
 //	                                                       non-terminal only: gsi1pk=UNFINISHED#<0-7>,       GetSubmission (GetItem, consistent),
 //	                                                       gsi1sk=<sub>, updated=<updated_at UTC, ns,        UpdateSubmission (Put, version = :expected, ALL_OLD),
@@ -65,6 +65,9 @@
 //	                                                                                                         ToolRecords (Query begins_with, consistent)
 //	event           SUB#<sub>        EVT#<key>             body|blob, seq(N), lsk=EVT#<seq:020>, ttl         AppendEvents (Put, attribute_not_exists),
 //	                                                                                                         ListEvents (lsi1 lsk BETWEEN, consistent)
+//	text_delta      SUB#<sub>        EVS#<seq:020>         body, ekey=<key>, seq(N), ttl (no lsk)            AppendEvents (Put, attribute_not_exists; a key
+//	                                                                                                         this Store appended is skipped), ListEvents
+//	                                                                                                         (sk BETWEEN, consistent, merged by seq)
 //	event counter   SUB#<sub>        EVTSEQ                n(N), ttl                                         AppendEvents (Update ADD n: a block of 64 seqs;
 //	                                                                                                         then a consistent GetItem per append while
 //	                                                                                                         n still ends the Store's block)
@@ -151,9 +154,14 @@
 //     ListSchedules read the GSI and are eventually consistent: a session
 //     created a moment ago may be missing, a submission or run finished a
 //     moment ago may still be listed (its next conditional write tells).
+//   - A submission record's body above 512 B is stored deflated (bodyz, B;
+//     compact.go): it is rewritten at every phase and lease of its turn,
+//     and stays inside one write unit. decode reads body, bodyz or blob.
 //   - AppendEvents reserves seqs with one ADD on the counter, then puts the
 //     events in order, each attribute_not_exists on EVT#<key>: a repeated
-//     key is a no-op and its reserved seq a gap; seqs are strictly
+//     key is a no-op and its reserved seq a gap (a text_delta — one
+//     attempt's text, from its one writer — at EVS#<seq>, outside lsi1,
+//     its repeat skipped by the Store that appended it); seqs are strictly
 //     increasing per submission. Two appenders racing on one submission may
 //     make a later seq visible a moment before an earlier one. The counter
 //     expires with the events it numbered (its ttl moves with each append).
