@@ -173,11 +173,8 @@ func checkExport(t *testing.T, recv *otlpReceiver, service string, s contracts.S
 	if len(traces) != 1 {
 		t.Fatalf("the turn's spans are in %d traces, want 1: %v", len(traces), names)
 	}
-	want := []string{"cairn.accept", "cairn.phase model", "cairn.phase tools"}
-	if service == "cairn-dev-aws" { // embedded, the final answer commits in the model phase's write
-		want = append(want, "cairn.phase commit")
-	}
-	for _, want := range want {
+	// on both shapes the final answer commits in the model phase: no commit span
+	for _, want := range []string{"cairn.accept", "cairn.phase model", "cairn.phase tools"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no %s span exported: %v", want, names)
 		}

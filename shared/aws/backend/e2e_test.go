@@ -218,16 +218,18 @@ func TestDuplicateAndConcurrentDelivery(t *testing.T) {
 	}
 }
 
-// A handler that panics, then one that overruns its deadline: the message
-// reappears after the visibility timeout and the turn still commits.
+// A handler that panics, then one that overruns its deadline (the final
+// step's model phase, which commits the answer): the message reappears
+// after the visibility timeout and the turn still commits.
 func TestPanicAndDeadlineRecover(t *testing.T) {
 	var panicked, overran atomic.Bool
+	var models atomic.Int64
 	flaky := func(name string, h func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 		return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 			if name == contracts.QueueTools && panicked.CompareAndSwap(false, true) {
 				panic("injected crash mid-phase")
 			}
-			if name == contracts.QueueCommit && overran.CompareAndSwap(false, true) {
+			if name == contracts.QueueModel && models.Add(1) == 2 && overran.CompareAndSwap(false, true) {
 				short, cancel := context.WithTimeout(ctx, time.Nanosecond)
 				defer cancel()
 				<-short.Done()

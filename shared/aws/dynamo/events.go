@@ -37,8 +37,8 @@ import (
 // process appends it — a new attempt, a new stream key; a re-driven phase
 // resumes a finished stream from its completion marker and appends no text
 // — so its repeat is refused by the Store that appended it (it remembers
-// the keys of the submissions it appended deltas to, for the last 10,000
-// submissions) and by the condition on its seq for the SDK's resend of a
+// the keys of the submissions it appended deltas to, up to 1,000
+// submissions at a time: a process streams a few at once) and by the condition on its seq for the SDK's resend of a
 // put whose answer was lost. ListEvents merges the two orders by seq.
 
 const (
@@ -143,7 +143,7 @@ func (s *Store) deltaAppended(sub, key string) bool {
 func (s *Store) rememberDelta(sub, key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.deltas == nil || len(s.deltas) >= 10_000 && s.deltas[sub] == nil {
+	if s.deltas == nil || len(s.deltas) >= 1_000 && s.deltas[sub] == nil {
 		s.deltas = map[string]map[string]bool{}
 	}
 	if s.deltas[sub] == nil {
