@@ -12,13 +12,18 @@ import (
 // workflow run, if it is a node (workflow), and starts the session's next
 // turn (model). The event source mapping separately grants each consumer
 // receive/delete on its own queue.
+//
+// Every function that starts a session's next turn (accept, the end of a
+// turn, a workflow's node turns) may start a retried one, which resumes in
+// the phase it failed in — the commit phase included (turn.resume): so
+// each of them sends to the commit queue too.
 var sends = map[string][]string{
-	FnAPI:      {QueueModel, QueueTools, QueueWorkflow},              // accept → model; approval decision → tools; run start → workflow
-	FnModel:    {QueueModel, QueueTools, QueueCommit, QueueWorkflow}, // tool calls → tools; answer → commit; a failed turn ends
-	FnTools:    {QueueModel, QueueWorkflow},                          // next step → model; run_workflow starts a run; a failed turn ends
-	FnCommit:   {QueueModel, QueueWorkflow},                          // the session's next turn → model; a node's result wakes its run
+	FnAPI:      {QueueModel, QueueTools, QueueCommit, QueueWorkflow}, // accept → model; approval decision → tools; run start → workflow
+	FnModel:    {QueueModel, QueueTools, QueueCommit, QueueWorkflow}, // tool calls → tools; a failed or committed turn ends
+	FnTools:    {QueueModel, QueueTools, QueueCommit, QueueWorkflow}, // next step → model; run_workflow starts a run; a failed turn ends
+	FnCommit:   {QueueModel, QueueTools, QueueCommit, QueueWorkflow}, // the session's next turn; a node's result wakes its run
 	FnRepair:   {QueueModel, QueueTools, QueueCommit, QueueWorkflow}, // re-drives every phase; fails poison turns
-	FnWorkflow: {QueueModel, QueueTools, QueueWorkflow},              // nodes' turns → model; a finished run wakes its caller's tools phase; re-evaluation
+	FnWorkflow: {QueueModel, QueueTools, QueueCommit, QueueWorkflow}, // nodes' turns → model; a finished run wakes its caller's tools phase; re-evaluation
 }
 
 // runtime functions: the ones assembled by the AWS backend, shared/aws/backend (all but the isolate).
