@@ -309,8 +309,14 @@ func (r *Repairer) drainDLQs(ctx context.Context, rep *Report) error {
 					c := recovery.ClassifySubmission(sub, recovery.Evidence{
 						Now: e.Clock.Now(), DeadLetter: &recovery.DeadLetter{Queue: q, Step: d.Message.Step, Phase: d.Message.Phase},
 					})
-					rep.count(c.State)
-					if c.Action == recovery.ActionFail {
+					// only a poisoned turn is failed here: any other state (a
+					// recorded answer whose commit ran out of the model
+					// message's deliveries) is the regular pass's, with its
+					// whole evidence
+					if c.State == recovery.StatePoisoned || c.State == recovery.StateTerminal {
+						rep.count(c.State)
+					}
+					if c.State == recovery.StatePoisoned {
 						rep.Poison++
 						if err := e.Fail(ctx, sub, c.Reason); err != nil {
 							return err

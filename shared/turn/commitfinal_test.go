@@ -2,6 +2,7 @@ package turn_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -83,5 +84,66 @@ func TestAFinalAnswerCommitsWithoutAHop(t *testing.T) {
 	sess, err := h.Store.GetSession(context.Background(), s.ID)
 	if err != nil || sess.Active != "" || sess.Head != done.Leaf {
 		t.Errorf("session active %q head %q, want idle at %q (%v)", sess.Active, sess.Head, done.Leaf, err)
+	}
+}
+
+// flakyModel fails its first fails streams (a throttled provider).
+type flakyModel struct {
+	contracts.ModelClient
+	fails atomic.Int64
+}
+
+func (f *flakyModel) Stream(ctx context.Context, r contracts.ModelRequest, emit func(contracts.ModelEvent) error) (contracts.ModelResponse, error) {
+	if f.fails.Add(-1) >= 0 {
+		return contracts.ModelResponse{}, errors.New("transient: throttled")
+	}
+	return f.ModelClient.Stream(ctx, r, emit)
+}
+
+// failCommits fails the first left writes that end a submission COMMITTED.
+type failCommits struct {
+	contracts.JournalStore
+	left atomic.Int64
+}
+
+func (f *failCommits) UpdateSubmission(ctx context.Context, s contracts.Submission, v int64) (contracts.Submission, error) {
+	if s.Phase == contracts.PhaseCommitted && f.left.Add(-1) >= 0 {
+		return contracts.Submission{}, context.DeadlineExceeded
+	}
+	return f.JournalStore.UpdateSubmission(ctx, s, v)
+}
+
+// The model message's deliveries are shared by its stream and, call by
+// call, the commit of its final answer: a stream that took three tries and
+// a commit that fails twice dead-letter it. Repair must then commit the
+// recorded answer (its own tries, on the commit queue), not fail the turn
+// as poison.
+func TestACommitThatRunsOutOfModelDeliveriesIsNotPoison(t *testing.T) {
+	fm, fc := &flakyModel{}, &failCommits{}
+	h := enginetest.NewConfig(t, assemble.Config{}, func(p *assemble.Ports) {
+		fm.ModelClient = p.Models["scripted"]
+		p.Models["scripted"] = fm
+		fc.JournalStore = p.Journal
+		p.Journal = fc
+		p.Batch = nil // as on AWS
+	})
+	s := h.Session(contracts.SessionSpec{Model: "scripted:plain"})
+	fm.fails.Store(3)
+	fc.left.Store(2)
+	sub := h.Submit(s.ID, "hi")
+	for range 20 { // every delivery, each after the last one's visibility lapsed
+		h.Drain()
+		h.Clock.Advance(10 * time.Minute)
+	}
+	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommit {
+		t.Fatalf("after the model message's deliveries: %s (%s), want COMMIT with the answer recorded", got.Phase, got.Error)
+	}
+	h.Repair()
+	h.Drain()
+	h.Clock.Advance(10 * time.Minute)
+	h.Repair()
+	h.Drain()
+	if got := h.Get(sub.ID); got.Phase != contracts.PhaseCommitted {
+		t.Fatalf("after repair: %s (%s), want COMMITTED", got.Phase, got.Error)
 	}
 }

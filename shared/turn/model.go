@@ -24,6 +24,7 @@ import (
 func (e *Engine) Model(ctx context.Context, m contracts.Message) error {
 	sub, sess, ok, err := e.open(ctx, m, contracts.PhaseModel)
 	if !ok && err == nil && sub.Phase == contracts.PhaseCommit && sub.Step == m.Step {
+		describe(ctx, sub)
 		return e.commitFinal(ctx, sub) // this message's run recorded the answer; its commit failed
 	}
 	if !ok || err != nil {

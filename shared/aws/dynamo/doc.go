@@ -65,7 +65,7 @@
 //	                                                                                                         ToolRecords (Query begins_with, consistent)
 //	event           SUB#<sub>        EVT#<key>             body|blob, seq(N), lsk=EVT#<seq:020>, ttl         AppendEvents (Put, attribute_not_exists),
 //	                                                                                                         ListEvents (lsi1 lsk BETWEEN, consistent)
-//	text_delta      SUB#<sub>        EVS#<seq:020>         body, ekey=<key>, seq(N), ttl (no lsk)            AppendEvents (Put, attribute_not_exists; a key
+//	text_delta      SUB#<sub>        EVS#<seq:020>         body|blob, ekey=<key>, seq(N), ttl (no lsk)     AppendEvents (Put, attribute_not_exists; a key
 //	                                                                                                         this Store appended is skipped), ListEvents
 //	                                                                                                         (sk BETWEEN, consistent, merged by seq)
 //	event counter   SUB#<sub>        EVTSEQ                n(N), ttl                                         AppendEvents (Update ADD n: a block of 64 seqs;

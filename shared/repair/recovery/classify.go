@@ -98,6 +98,16 @@ func classified(s State, reason string, args ...any) Classification {
 	return Classification{State: s, Action: s.Action(), Reason: string(s) + ": " + fmt.Sprintf(reason, args...)}
 }
 
+// commitsItself reports whether d, a dead-lettered message of sub, is a
+// model message of the step whose final answer sub holds in COMMIT: the
+// model phase commits that answer itself (turn.commitFinal) and retries a
+// failed commit through its own message's redeliveries, so running out of
+// them is the commit's failure, not a poison turn's — the commit phase
+// gets its own tries (StateFinalNotCommitted).
+func commitsItself(sub contracts.Submission, d *DeadLetter) bool {
+	return sub.Phase == contracts.PhaseCommit && d.Queue == contracts.QueueModel && d.Step == sub.Step
+}
+
 // ClassifySubmission names the state of sub from the evidence and the one
 // action that resumes it. It is pure: no I/O, no clock.
 func ClassifySubmission(sub contracts.Submission, ev Evidence) Classification {
@@ -106,7 +116,7 @@ func ClassifySubmission(sub contracts.Submission, ev Evidence) Classification {
 		return classified(StateTerminal, "%s", sub.Phase)
 	case sub.Cancel != nil:
 		return classified(StateCancelRequested, "%s asked at %s", sub.Cancel.By, sub.Cancel.At.Format("15:04:05"))
-	case ev.DeadLetter != nil:
+	case ev.DeadLetter != nil && !commitsItself(sub, ev.DeadLetter):
 		d := ev.DeadLetter
 		c := classified(StatePoisoned, "")
 		c.Reason = fmt.Sprintf("poison: %s message dead-lettered at step %d %s", d.Queue, d.Step, d.Phase)

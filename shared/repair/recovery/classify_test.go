@@ -89,6 +89,12 @@ func TestClassifySubmission(t *testing.T) {
 		{name: "dead-lettered wake-up", sub: stuck(contracts.PhaseModel), ev: evidence(func(e *Evidence) {
 			e.LeaseLive, e.DeadLetter = true, &DeadLetter{Queue: "commit", Step: 1, Phase: contracts.PhaseCommit}
 		}), state: StatePoisoned, action: ActionFail, reason: "poison: commit message dead-lettered at step 1 COMMIT"},
+		{name: "the model message of a recorded final answer dead-lettered: its commit failed, not poison", sub: stuck(contracts.PhaseCommit),
+			ev:    evidence(func(e *Evidence) { e.DeadLetter = &DeadLetter{Queue: "model", Step: 1, Phase: contracts.PhaseModel} }),
+			state: StateFinalNotCommitted, action: ActionEnqueueCommit},
+		{name: "an older step's model message dead-lettered on a COMMIT record", sub: stuck(contracts.PhaseCommit),
+			ev:    evidence(func(e *Evidence) { e.DeadLetter = &DeadLetter{Queue: "model", Step: 0, Phase: contracts.PhaseModel} }),
+			state: StatePoisoned, action: ActionFail, reason: "poison: model message dead-lettered at step 0 MODEL"},
 		{name: "live lease", sub: stuck(contracts.PhaseModel, func(s *contracts.Submission) { s.LeaseOwner, s.Attempt = "w", 9 }),
 			ev: evidence(func(e *Evidence) { e.LeaseLive = true }), state: StateLeased, action: ActionWait},
 		{name: "parked, approval timed out", sub: stuck(contracts.PhaseTools, calls("a"), approval("a", "", now)), ev: evidence(tools("a=m/-")),

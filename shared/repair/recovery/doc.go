@@ -20,7 +20,9 @@
 //	-----------------------------+----------------------------------------------------+----------------------------------------
 //	terminal                     | COMMITTED, FAILED or CANCELLED                     | none
 //	cancel_requested             | a cancel was asked for (Cancel set)                | finish_cancel (end it CANCELLED, start the next)
-//	poison                       | a wake-up of it was dead-lettered                  | fail "poison: <queue> message …"
+//	poison                       | a wake-up of it was dead-lettered (not the model   | fail "poison: <queue> message …"
+//	                             | message of a COMMIT record's step: its commit ran  |
+//	                             | out of that message's deliveries — classified on)  |
 //	leased                       | another owner's lease is live                      | wait (the holder works on it)
 //	parked_expired               | TOOLS, a pending approval past its expiry          | deny_expired (deny it, wake tools)
 //	parked                       | TOOLS, pending approvals with time left            | wait (a decision or its timeout)
